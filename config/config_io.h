@@ -1,0 +1,34 @@
+// Loading, overriding, checking and printing a SystemConfig. Every error names the offending path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/system_config.h"
+
+namespace t3 {
+
+// Names of the built-in presets (configs/*.json compiled into the library), sorted.
+std::vector<std::string> preset_names();
+
+// A preset by name, or a JSON file by path, applied over the built-in defaults and validated.
+SystemConfig load_system(const std::string& name_or_path);
+
+// Applies a (partial) nested JSON document; `source` names it in errors.
+void apply_json(SystemConfig& config, const nlohmann::json& document, const std::string& source);
+
+// Applies one `path=value` override (value parsed according to the path's type).
+void apply_override(SystemConfig& config, const std::string& assignment);
+
+// Cross-field checks that single ranges cannot express; throws ConfigError naming the paths.
+void validate(const SystemConfig& config);
+
+// The effective configuration as nested JSON (enumerations as their names).
+nlohmann::json to_json(const SystemConfig& config);
+
+// One row per leaf: path, type, unit, default, range or choices, description (Markdown table).
+std::string parameter_table(const SystemConfig& config);
+
+}  // namespace t3

@@ -1,0 +1,90 @@
+#include "config/system_config.h"
+
+#include <array>
+#include <limits>
+#include <utility>
+
+namespace t3 {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kMaxU64 = 18446744073709551615.0;
+
+// Visits an enumeration as its name; `names` lists the choices in enumerator order.
+template <typename E, std::size_t N>
+void visit_enum(ParamVisitor& visitor, const std::string& path, E& value,
+                const std::array<const char*, N>& names, const char* doc) {
+  std::string text = names[static_cast<std::size_t>(value)];
+  ParamInfo info{"", doc, 0, 0, std::vector<std::string>(names.begin(), names.end())};
+  visitor.visit(path, text, info);
+  for (std::size_t i = 0; i < N; ++i) {
+    if (text == names[i]) value = static_cast<E>(i);
+  }
+}
+
+}  // namespace
+
+void describe(SystemConfig& c, ParamVisitor& v) {
+  v.visit("name", c.name, {"", "label of this system, written into results", 0, 0});
+  v.visit("gpus", c.gpus, {"", "GPUs in the tensor-parallel group", 1, 64});
+
+  visit_enum(v, "sim.mode", c.sim.mode, std::array{"timing", "functional"},
+             "timing: no tensor storage; functional: real data in a sparse backing store");
+  v.visit("sim.quantum_ns", c.sim.quantum_ns,
+          {"ns", "temporal-decoupling quantum of loosely-timed initiators", 0, 1e9});
+  v.visit("sim.seed", c.sim.seed, {"", "seed of every random choice in a run", 0, 9.0e18});
+
+  auto& a = c.address_map;
+  v.visit("address_map.hbm_base", a.hbm_base, {"byte", "start of GPU 0's HBM window", 0, kMaxU64});
+  v.visit("address_map.hbm_stride", a.hbm_stride,
+          {"byte", "distance between consecutive GPUs' HBM windows", 1, kMaxU64});
+  v.visit("address_map.mmio_base", a.mmio_base, {"byte", "start of GPU 0's MMIO window", 0, kMaxU64});
+  v.visit("address_map.mmio_stride", a.mmio_stride,
+          {"byte", "distance between consecutive GPUs' MMIO windows", 1, kMaxU64});
+  v.visit("address_map.mmio_size", a.mmio_size, {"byte", "size of each MMIO window", 4096, kMaxU64});
+
+  auto& h = c.hbm;
+  v.visit("hbm.capacity_bytes", h.capacity_bytes, {"byte", "HBM capacity per GPU", 4096, kMaxU64});
+  v.visit("hbm.channels", h.channels, {"", "independent (pseudo-)channels per GPU", 1, 1024});
+  v.visit("hbm.bandwidth_GBps", h.bandwidth_GBps,
+          {"GB/s", "aggregate peak bandwidth of all channels (1 GB = 1e9 B)", 1e-3, 1e6});
+  v.visit("hbm.interleave_bytes", h.interleave_bytes,
+          {"byte", "address interleaving granule across channels (power of two)", 32, 1 << 24});
+  v.visit("hbm.latency_ns", h.latency_ns,
+          {"ns", "unloaded access latency, before the data transfer", 0, 1e6});
+  v.visit("hbm.queue_depth", h.queue_depth,
+          {"", "request-queue entries per channel; a full queue back-pressures", 1, 1 << 20});
+  visit_enum(v, "hbm.arbitration", h.arbitration, std::array{"fcfs", "priority", "mca"},
+             "order in which a channel serves its queue");
+  visit_enum(v, "hbm.priority_class", h.priority_class, std::array{"compute", "communication"},
+             "traffic class served first by the priority policy");
+  v.visit("hbm.nmc_update_occupancy", h.nmc_update_occupancy,
+          {"", "channel time of a near-memory update relative to a write of the same size", 1,
+           100});
+  v.visit("hbm.nmc_alu_latency_ns", h.nmc_alu_latency_ns,
+          {"ns", "near-bank adder latency added to an update", 0, 1e6});
+
+  auto& l = c.link;
+  v.visit("link.bandwidth_GBps", l.bandwidth_GBps,
+          {"GB/s", "line rate of one link direction (1 GB = 1e9 B)", 1e-3, 1e6});
+  v.visit("link.latency_ns", l.latency_ns, {"ns", "one-way latency of a link", 0, 1e9});
+  v.visit("link.max_payload_bytes", l.max_payload_bytes,
+          {"byte", "largest payload one packet carries", 1, 1 << 20});
+  v.visit("link.header_bytes", l.header_bytes,
+          {"byte", "header and framing bytes every packet adds on the wire", 0, 1 << 20});
+  v.visit("link.credits", l.credits,
+          {"packet", "receive-buffer slots per direction; bounds packets in flight", 1, 1 << 24});
+
+  visit_enum(v, "topology.kind", c.topology.kind,
+             std::array{"ring", "fully-connected", "switch"},
+             "how GPUs are linked: bidirectional ring, a link per pair, or one switch");
+  v.visit("topology.switch_latency_ns", c.topology.switch_latency_ns,
+          {"ns", "traversal latency of the switch (switch topology only)", 0, 1e9});
+
+  v.visit("router.latency_ns", c.router.latency_ns,
+          {"ns", "in-GPU router traversal latency per transaction", 0, 1e6});
+  v.visit("mmio.latency_ns", c.mmio.latency_ns,
+          {"ns", "latency of one MMIO register access", 0, 1e9});
+}
+
+}  // namespace t3

@@ -1,0 +1,104 @@
+// Typed configuration of a TP group. Every leaf has a dotted path, a unit, a default and a range;
+// describe() lists them once, and loading, overriding, printing and documenting all walk that list.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace t3 {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class SimMode { Timing, Functional };
+enum class Arbitration { Fcfs, Priority, Mca };
+enum class TopologyKind { Ring, FullyConnected, Switch };
+enum class PriorityClass { Compute, Communication };
+
+struct SimConfig {
+  SimMode mode = SimMode::Timing;
+  double quantum_ns = 1000.0;
+  std::int64_t seed = 1;
+};
+
+struct AddressMapConfig {
+  std::uint64_t hbm_base = 0;
+  std::uint64_t hbm_stride = 1ull << 40;  // GPU g's HBM window starts at hbm_base + g * stride
+  std::uint64_t mmio_base = 0xff00000000000000ull;
+  std::uint64_t mmio_stride = 1ull << 24;
+  std::uint64_t mmio_size = 1ull << 24;
+};
+
+struct HbmConfig {
+  std::uint64_t capacity_bytes = 32ull << 30;
+  std::int64_t channels = 32;
+  double bandwidth_GBps = 1000.0;  // aggregate over all channels, 1 GB = 1e9 bytes
+  std::int64_t interleave_bytes = 256;
+  double latency_ns = 100.0;  // unloaded access latency before the first byte moves
+  std::int64_t queue_depth = 64;
+  Arbitration arbitration = Arbitration::Fcfs;
+  PriorityClass priority_class = PriorityClass::Compute;
+  double nmc_update_occupancy = 2.0;  // bank time of an update relative to a write of its size
+  double nmc_alu_latency_ns = 4.0;
+};
+
+struct LinkConfig {
+  double bandwidth_GBps = 75.0;  // per direction
+  double latency_ns = 500.0;
+  std::int64_t max_payload_bytes = 256;
+  std::int64_t header_bytes = 16;
+  std::int64_t credits = 512;  // receive-buffer slots, one packet each
+};
+
+struct TopologyConfig {
+  TopologyKind kind = TopologyKind::Ring;
+  double switch_latency_ns = 100.0;
+};
+
+struct RouterConfig {
+  double latency_ns = 2.0;
+};
+
+struct MmioConfig {
+  double latency_ns = 200.0;
+};
+
+struct SystemConfig {
+  std::string name = "t3-paper";
+  std::int64_t gpus = 4;
+  SimConfig sim;
+  AddressMapConfig address_map;
+  HbmConfig hbm;
+  LinkConfig link;
+  TopologyConfig topology;
+  RouterConfig router;
+  MmioConfig mmio;
+};
+
+// What a parameter is, for checking and for docs/configuration.md.
+struct ParamInfo {
+  const char* unit;
+  const char* doc;
+  double min;
+  double max;
+  std::vector<std::string> choices = {};  // non-empty for enumerations
+};
+
+// Walks every leaf of a configuration. Enumerations are visited as strings with their choices.
+class ParamVisitor {
+ public:
+  virtual ~ParamVisitor() = default;
+  virtual void visit(const std::string& path, std::int64_t& value, const ParamInfo& info) = 0;
+  virtual void visit(const std::string& path, std::uint64_t& value, const ParamInfo& info) = 0;
+  virtual void visit(const std::string& path, double& value, const ParamInfo& info) = 0;
+  virtual void visit(const std::string& path, bool& value, const ParamInfo& info) = 0;
+  virtual void visit(const std::string& path, std::string& value, const ParamInfo& info) = 0;
+};
+
+void describe(SystemConfig& config, ParamVisitor& visitor);
+
+}  // namespace t3

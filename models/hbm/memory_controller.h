@@ -1,0 +1,65 @@
+// Memory controller and HBM of one GPU: per-channel request queues served by a pluggable
+// arbitration policy, a bandwidth/latency channel model, and near-memory compute for updates.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "config/system_config.h"
+#include "models/hbm/arbitration.h"
+#include "models/hbm/backing_store.h"
+#include "tlm_interconnect/payload.h"
+
+namespace t3 {
+
+struct HbmStats {
+  // Bytes and requests served, by op then traffic class (index with static_cast<int>).
+  std::array<std::array<std::uint64_t, kTrafficClasses>, kOps> bytes{};
+  std::array<std::array<std::uint64_t, kTrafficClasses>, kOps> requests{};
+  std::vector<std::uint64_t> channel_bytes;   // per channel
+  std::vector<double> channel_busy_ns;        // per channel, data-bus occupancy
+  // Queue occupancy (entries waiting, not yet in service), per traffic class, over all channels.
+  std::array<double, kTrafficClasses> occupancy_integral_ns{};  // sum of entries x time
+  std::array<std::uint64_t, kTrafficClasses> max_occupancy{};   // of any one channel
+  std::uint64_t rejected = 0;  // error responses (bad address, bad command)
+};
+
+class MemoryController : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<MemoryController> socket;
+
+  // Serves [window_base, window_base + capacity) of the global address space.
+  MemoryController(sc_core::sc_module_name name, const HbmConfig& config, SimMode mode,
+                   std::uint64_t window_base);
+  ~MemoryController() override;
+
+  const HbmStats& stats() const { return stats_; }
+  nlohmann::json report() const;  // stats as JSON, plus mean occupancies over the elapsed time
+  // Requests accepted but not answered yet; non-zero after a run means work was left pending.
+  std::size_t pending() const;
+  int channel_of(std::uint64_t offset) const;
+
+  // Called on every change of a channel's queue occupancy (for traces and counters).
+  using OccupancyObserver =
+      std::function<void(sc_core::sc_time, int channel, int compute, int communication)>;
+  void observe_occupancy(OccupancyObserver observer);
+
+ private:
+  // b_transport may wait: the calling thread resumes when the last byte of its access is done.
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  unsigned transport_dbg(tlm::tlm_generic_payload& payload);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  HbmStats stats_;
+};
+
+}  // namespace t3

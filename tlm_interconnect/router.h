@@ -1,0 +1,48 @@
+// Address router: sends each transaction out of the port that leads to its owner. The same block
+// is the in-GPU router (ports to memory controller, MMIO and links) and the switch (a port per GPU).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "tlm_interconnect/address_map.h"
+
+namespace t3 {
+
+class Router : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Router> in;      // any number of initiators
+  tlm_utils::multi_passthrough_initiator_socket<Router> out;  // port numbers in bind order
+
+  Router(sc_core::sc_module_name name, const AddressMap& map, sc_core::sc_time latency);
+
+  // Traffic for `window` of GPU `gpu` leaves through out[port].
+  void set_route(int gpu, Window window, int port);
+
+  // Unroutable accesses answer TLM_ADDRESS_ERROR_RESPONSE; each is also described here (bounded).
+  const std::vector<std::string>& address_errors() const { return address_errors_; }
+  std::uint64_t transactions(int port) const;
+  std::uint64_t bytes(int port) const;
+  nlohmann::json report() const;
+
+ private:
+  void b_transport(int from, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  unsigned transport_dbg(int from, tlm::tlm_generic_payload& payload);
+  int route(const tlm::tlm_generic_payload& payload);
+
+  AddressMap map_;
+  sc_core::sc_time latency_;
+  std::vector<int> routes_;  // [gpu * 2 + window] -> port, -1 if none
+  std::vector<std::uint64_t> transactions_;
+  std::vector<std::uint64_t> bytes_;
+  std::vector<std::string> address_errors_;
+};
+
+}  // namespace t3
