@@ -1,6 +1,8 @@
-# Writes OUTPUT: a C++ table of {name, JSON text} for every file in INPUTS.
+# Writes OUTPUT: a C++ table of {name, JSON text} for every CONFIG_DIR/*.json.
+file(GLOB inputs ${CONFIG_DIR}/*.json)
+list(SORT inputs)
 set(body "")
-foreach(file IN LISTS INPUTS)
+foreach(file IN LISTS inputs)
   get_filename_component(name ${file} NAME_WE)
   file(READ ${file} text)
   string(APPEND body "    {\"${name}\", R\"t3preset(${text})t3preset\"},\n")

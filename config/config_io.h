@@ -23,6 +23,7 @@ void apply_json(SystemConfig& config, const nlohmann::json& document, const std:
 void apply_override(SystemConfig& config, const std::string& assignment);
 
 // Cross-field checks that single ranges cannot express; throws ConfigError naming the paths.
+// (Overlap of the address windows is checked by AddressMap::check when a system is built.)
 void validate(const SystemConfig& config);
 
 // The effective configuration as nested JSON (enumerations as their names).

@@ -3,13 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "config/system_config.h"
 
@@ -18,9 +19,9 @@ namespace t3 {
 struct LinkDirectionStats {
   std::uint64_t transactions = 0;  // requests that crossed in this direction
   std::uint64_t packets = 0;
-  std::uint64_t payload_bytes = 0;  // data carried (write data, read data returned)
-  std::uint64_t wire_bytes = 0;     // payload plus headers
-  double busy_ns = 0;               // serialiser occupancy
+  std::uint64_t payload_bytes = 0;          // data carried (write data, read data returned)
+  std::uint64_t wire_bytes = 0;             // payload plus headers
+  double busy_ns = 0;                       // serialiser occupancy
   std::uint64_t max_packets_in_flight = 0;  // sent and credit not yet returned
 };
 
@@ -41,7 +42,8 @@ class NvLink : public sc_core::sc_module {
 
   NvLink(sc_core::sc_module_name name, const LinkConfig& config);
 
-  // Direction 0 is A -> B, direction 1 is B -> A.
+  // Direction 0 is A -> B, direction 1 is B -> A. The in-flight peak includes packets reserved
+  // ahead of the current time (cost linear in those), so call it for reports, not per packet.
   const LinkDirectionStats& stats(int direction) const;
   void record_packets(bool on);
   const std::vector<PacketRecord>& packets(int direction) const;
@@ -52,7 +54,55 @@ class NvLink : public sc_core::sc_module {
   void b_transport_from_b(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned dbg_from_a(tlm::tlm_generic_payload& payload);
   unsigned dbg_from_b(tlm::tlm_generic_payload& payload);
-  // Implementation state is the helper's to define.
+
+  // A packet's hold on the serialiser and on a receive-buffer credit.
+  struct Packet {
+    sc_core::sc_time start;          // first bit leaves; the credit is taken
+    sc_core::sc_time credit_return;  // start + serialisation + 2 x latency
+  };
+  struct Gap {
+    sc_core::sc_time start;
+    sc_core::sc_time end;
+  };
+  // One direction's serialiser calendar and credit loop. Packets do not overlap on the wire, so in
+  // time order both their starts and their credit returns rise: the packets in flight at any
+  // instant are a contiguous run of `timeline`.
+  struct Direction {
+    std::deque<Packet> timeline;  // reserved packets in time order, credit not yet back by "now"
+    std::deque<Gap> gaps;         // idle stretches before `frontier`, in time order
+    sc_core::sc_time frontier;    // end of the last packet on the wire
+    std::size_t settled = 0;      // timeline[0, settled) start before "now": in-flight count final
+    std::size_t settled_low = 0;  // first packet in flight when timeline[settled - 1] started
+    LinkDirectionStats stats;
+    mutable LinkDirectionStats shown;  // stats plus the in-flight peak of packets yet to start
+    std::vector<PacketRecord> records;
+  };
+
+  void transport(int direction, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  // Serialises `data_bytes` (0: one header-only packet) in `direction`, the first packet ready at
+  // `ready`; returns when the last packet's last bit arrives at the far end.
+  sc_core::sc_time send(int direction, const sc_core::sc_time& ready, std::uint64_t data_bytes);
+  // Reserves the earliest start >= ready where the wire is idle for `duration` and a credit is
+  // free for the packet's whole round trip without taking one from a packet already reserved.
+  sc_core::sc_time place(Direction& dir, const sc_core::sc_time& ready,
+                         const sc_core::sc_time& duration);
+  bool fits_in_gap(const Direction& dir, std::deque<Gap>::iterator gap,
+                   const sc_core::sc_time& ready, const sc_core::sc_time& duration,
+                   sc_core::sc_time& start, std::size_t& rank) const;
+  // Settles the in-flight peak of packets that started by `now`, then forgets what is over.
+  void advance(Direction& dir, const sc_core::sc_time& now);
+  sc_core::sc_time wire_time(std::uint64_t wire_bytes) const;
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
+
+  LinkConfig config_;
+  std::size_t credits_ = 0;
+  sc_core::sc_time latency_;
+  sc_core::sc_time round_trip_extra_;    // 2 x latency: the packet out, its credit back
+  sc_core::sc_time full_packet_time_;    // max_payload_bytes + header_bytes
+  sc_core::sc_time header_packet_time_;  // header_bytes only
+  sc_core::sc_time min_gap_;             // shorter idle stretches fit no packet
+  Direction directions_[2];
+  bool record_ = false;
 };
 
 }  // namespace t3

@@ -4,18 +4,24 @@ namespace t3 {
 
 const char* to_string(Op op) {
   switch (op) {
-    case Op::Read: return "read";
-    case Op::Write: return "write";
-    case Op::Update: return "update";
+    case Op::Read:
+      return "read";
+    case Op::Write:
+      return "write";
+    case Op::Update:
+      return "update";
   }
   return "?";
 }
 
 const char* to_string(ElementType type) {
   switch (type) {
-    case ElementType::Fp32: return "fp32";
-    case ElementType::Fp16: return "fp16";
-    case ElementType::Bf16: return "bf16";
+    case ElementType::Fp32:
+      return "fp32";
+    case ElementType::Fp16:
+      return "fp16";
+    case ElementType::Bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -24,11 +30,17 @@ const char* to_string(TrafficClass traffic_class) {
   return traffic_class == TrafficClass::Compute ? "compute" : "communication";
 }
 
-const char* to_string(CacheHint hint) { return hint == CacheHint::Cached ? "cached" : "uncached"; }
+const char* to_string(CacheHint hint) {
+  return hint == CacheHint::Cached ? "cached" : "uncached";
+}
 
-std::size_t element_bytes(ElementType type) { return type == ElementType::Fp32 ? 4 : 2; }
+std::size_t element_bytes(ElementType type) {
+  return type == ElementType::Fp32 ? 4 : 2;
+}
 
-tlm::tlm_extension_base* T3Extension::clone() const { return new T3Extension(*this); }
+tlm::tlm_extension_base* T3Extension::clone() const {
+  return new T3Extension(*this);
+}
 
 void T3Extension::copy_from(const tlm::tlm_extension_base& other) {
   *this = static_cast<const T3Extension&>(other);
@@ -77,6 +89,7 @@ struct PayloadPool::Slot : tlm::tlm_generic_payload {
   }
 };
 
+PayloadPool::PayloadPool() = default;
 PayloadPool::~PayloadPool() = default;
 
 tlm::tlm_generic_payload* PayloadPool::allocate(std::size_t data_bytes) {

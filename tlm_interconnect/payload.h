@@ -66,7 +66,7 @@ class T3Extension : public tlm::tlm_extension<T3Extension> {
 // Pooled memory manager: payloads and their data buffers are reused, never freed mid-run.
 class PayloadPool : public tlm::tlm_mm_interface {
  public:
-  PayloadPool() = default;
+  PayloadPool();
   PayloadPool(const PayloadPool&) = delete;
   PayloadPool& operator=(const PayloadPool&) = delete;
   ~PayloadPool() override;

@@ -1,16 +1,17 @@
 // Address router: sends each transaction out of the port that leads to its owner. The same block
-// is the in-GPU router (ports to memory controller, MMIO and links) and the switch (a port per GPU).
+// is the in-GPU router (ports to memory controller, MMIO and links) and the switch (a port per
+// GPU).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "tlm_interconnect/address_map.h"
 
@@ -28,6 +29,7 @@ class Router : public sc_core::sc_module {
 
   // Unroutable accesses answer TLM_ADDRESS_ERROR_RESPONSE; each is also described here (bounded).
   const std::vector<std::string>& address_errors() const { return address_errors_; }
+  std::uint64_t address_error_count() const { return address_error_count_; }
   std::uint64_t transactions(int port) const;
   std::uint64_t bytes(int port) const;
   nlohmann::json report() const;
@@ -36,6 +38,7 @@ class Router : public sc_core::sc_module {
   void b_transport(int from, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned transport_dbg(int from, tlm::tlm_generic_payload& payload);
   int route(const tlm::tlm_generic_payload& payload);
+  void end_of_elaboration() override;
 
   AddressMap map_;
   sc_core::sc_time latency_;
@@ -43,6 +46,7 @@ class Router : public sc_core::sc_module {
   std::vector<std::uint64_t> transactions_;
   std::vector<std::uint64_t> bytes_;
   std::vector<std::string> address_errors_;
+  std::uint64_t address_error_count_ = 0;
 };
 
 }  // namespace t3

@@ -9,10 +9,10 @@
 #include <memory>
 #include <vector>
 
+#include <tlm_utils/simple_target_socket.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "config/system_config.h"
 #include "models/hbm/arbitration.h"
@@ -25,8 +25,8 @@ struct HbmStats {
   // Bytes and requests served, by op then traffic class (index with static_cast<int>).
   std::array<std::array<std::uint64_t, kTrafficClasses>, kOps> bytes{};
   std::array<std::array<std::uint64_t, kTrafficClasses>, kOps> requests{};
-  std::vector<std::uint64_t> channel_bytes;   // per channel
-  std::vector<double> channel_busy_ns;        // per channel, data-bus occupancy
+  std::vector<std::uint64_t> channel_bytes;  // per channel
+  std::vector<double> channel_busy_ns;       // per channel, data-bus occupancy
   // Queue occupancy (entries waiting, not yet in service), per traffic class, over all channels.
   std::array<double, kTrafficClasses> occupancy_integral_ns{};  // sum of entries x time
   std::array<std::uint64_t, kTrafficClasses> max_occupancy{};   // of any one channel
@@ -57,6 +57,8 @@ class MemoryController : public sc_core::sc_module {
   // b_transport may wait: the calling thread resumes when the last byte of its access is done.
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);
+  // The controller's one process (SC_METHOD): admits arrivals and starts service on free channels.
+  void activate();
   struct Impl;
   std::unique_ptr<Impl> impl_;
   HbmStats stats_;

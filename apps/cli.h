@@ -1,0 +1,37 @@
+// Shared pieces of the t3sim command line: system selection, overrides, output files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
+
+#include "config/system_config.h"
+
+namespace t3::cli {
+
+namespace po = boost::program_options;
+
+// Thrown for bad command-line use; main prints it with the usage hint and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// --system, --tp, --set and --help, shared by every command that builds a system.
+po::options_description system_options();
+// Loads --system, applies --tp then every --set in order, and validates.
+SystemConfig system_from(const po::variables_map& options);
+
+// Parses `args` against `description`; no positional arguments are accepted.
+po::variables_map parse(const std::vector<std::string>& args,
+                        const po::options_description& description);
+
+// Writes `document` to `path` (pretty-printed); throws naming the file if it cannot.
+void write_json(const std::string& path, const nlohmann::json& document);
+
+int config_command(const std::vector<std::string>& args);
+int bandwidth_command(const std::vector<std::string>& args);
+
+}  // namespace t3::cli

@@ -1,0 +1,27 @@
+#include <iostream>
+
+#include "apps/cli.h"
+#include "config/config_io.h"
+#include "tlm_interconnect/address_map.h"
+
+namespace t3::cli {
+
+int config_command(const std::vector<std::string>& args) {
+  po::options_description options = system_options();
+  options.add_options()("table", "print every parameter with unit, default and range (Markdown)");
+  const auto values = parse(args, options);
+  if (values.count("help")) {
+    std::cout << "usage: t3sim config [OPTIONS]\n" << options;
+    return 0;
+  }
+  const SystemConfig config = system_from(values);
+  AddressMap(config.address_map, static_cast<int>(config.gpus), config.hbm.capacity_bytes).check();
+  if (values.count("table")) {
+    std::cout << parameter_table(config);
+  } else {
+    std::cout << to_json(config).dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace t3::cli

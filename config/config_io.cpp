@@ -1,0 +1,377 @@
+#include "config/config_io.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace t3 {
+
+const std::map<std::string, std::string>& embedded_presets();  // generated from configs/*.json
+
+namespace {
+
+using nlohmann::json;
+
+std::string describe_range(const ParamInfo& info) {
+  std::ostringstream text;
+  text << "[" << info.min << ", " << info.max << "]";
+  return text.str();
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string text;
+  for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+// Shared checks for every way a value arrives (JSON, --set): range and choices.
+class Checker {
+ public:
+  explicit Checker(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    throw ConfigError(source_ + ": " + path + ": " + what);
+  }
+  template <typename T>
+  void in_range(const std::string& path, T value, const ParamInfo& info) const {
+    const auto as_double = static_cast<double>(value);
+    if (!(as_double >= info.min && as_double <= info.max)) {
+      std::ostringstream shown;
+      shown << value;
+      fail(path, shown.str() + " is out of range " + describe_range(info));
+    }
+  }
+  void in_choices(const std::string& path, const std::string& value, const ParamInfo& info) const {
+    if (!info.choices.empty() &&
+        std::find(info.choices.begin(), info.choices.end(), value) == info.choices.end()) {
+      fail(path, "'" + value + "' is not one of " + join(info.choices));
+    }
+  }
+
+ private:
+  std::string source_;
+};
+
+void flatten(const json& node, const std::string& prefix, std::map<std::string, json>& leaves) {
+  for (const auto& [key, value] : node.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) {
+      flatten(value, path, leaves);
+    } else {
+      leaves[path] = value;
+    }
+  }
+}
+
+// Applies flattened JSON leaves to the parameters they name; what is left over is unknown.
+class JsonApplier : public ParamVisitor {
+ public:
+  JsonApplier(std::map<std::string, json> leaves, const std::string& source)
+      : leaves_(std::move(leaves)), check_(source) {}
+
+  void visit(const std::string& path, std::int64_t& value, const ParamInfo& info) override {
+    if (const json* given = take(path)) {
+      if (!given->is_number_integer())
+        check_.fail(path, "expected an integer, got " + given->dump());
+      if (given->is_number_unsigned() && given->get<std::uint64_t>() > INT64_MAX) {
+        check_.fail(path, given->dump() + " is out of range " + describe_range(info));
+      }
+      const auto parsed = given->get<std::int64_t>();
+      check_.in_range(path, parsed, info);
+      value = parsed;
+    }
+  }
+  void visit(const std::string& path, std::uint64_t& value, const ParamInfo& info) override {
+    if (const json* given = take(path)) {
+      std::uint64_t parsed = 0;
+      if (given->is_number_unsigned()) {
+        parsed = given->get<std::uint64_t>();
+      } else if (given->is_string() && parse_unsigned(given->get<std::string>(), parsed)) {
+      } else {
+        check_.fail(path,
+                    "expected a non-negative integer or a \"0x...\" string, got " + given->dump());
+      }
+      check_.in_range(path, parsed, info);
+      value = parsed;
+    }
+  }
+  void visit(const std::string& path, double& value, const ParamInfo& info) override {
+    if (const json* given = take(path)) {
+      if (!given->is_number()) check_.fail(path, "expected a number, got " + given->dump());
+      const auto parsed = given->get<double>();
+      check_.in_range(path, parsed, info);
+      value = parsed;
+    }
+  }
+  void visit(const std::string& path, bool& value, const ParamInfo&) override {
+    if (const json* given = take(path)) {
+      if (!given->is_boolean()) check_.fail(path, "expected true or false, got " + given->dump());
+      value = given->get<bool>();
+    }
+  }
+  void visit(const std::string& path, std::string& value, const ParamInfo& info) override {
+    if (const json* given = take(path)) {
+      if (!given->is_string()) check_.fail(path, "expected a string, got " + given->dump());
+      check_.in_choices(path, given->get<std::string>(), info);
+      value = given->get<std::string>();
+    }
+  }
+
+  void reject_leftovers() const {
+    if (!leaves_.empty()) check_.fail(leaves_.begin()->first, "unknown key");
+  }
+
+  static bool parse_unsigned(const std::string& text, std::uint64_t& out) {
+    if (text.empty() || text[0] == '-') return false;
+    std::size_t used = 0;
+    try {
+      out = std::stoull(text, &used, 0);
+    } catch (const std::exception&) {
+      return false;
+    }
+    return used == text.size();
+  }
+
+ private:
+  const json* take(const std::string& path) {
+    auto found = leaves_.find(path);
+    if (found == leaves_.end()) return nullptr;
+    taken_ = found->second;
+    leaves_.erase(found);
+    return &taken_;
+  }
+  std::map<std::string, json> leaves_;
+  json taken_;
+  Checker check_;
+};
+
+// Turns the text of a `--set path=value` into the JSON value the path's type expects, so that
+// --set and JSON files share one set of checks.
+class OverrideParser : public ParamVisitor {
+ public:
+  OverrideParser(std::string path, std::string text)
+      : path_(std::move(path)), text_(std::move(text)) {}
+
+  void visit(const std::string& path, std::int64_t&, const ParamInfo&) override {
+    if (path != path_) return;
+    found_ = true;
+    std::size_t used = 0;
+    try {
+      value_ = std::stoll(text_, &used, 0);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text_.size() || text_.empty()) value_ = text_;  // rejected as "expected an integer"
+  }
+  void visit(const std::string& path, std::uint64_t&, const ParamInfo&) override {
+    if (path != path_) return;
+    found_ = true;
+    value_ = text_;  // the JSON applier accepts decimal or 0x strings for these
+  }
+  void visit(const std::string& path, double&, const ParamInfo&) override {
+    if (path != path_) return;
+    found_ = true;
+    std::size_t used = 0;
+    try {
+      value_ = std::stod(text_, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != text_.size() || text_.empty()) value_ = text_;
+  }
+  void visit(const std::string& path, bool&, const ParamInfo&) override {
+    if (path != path_) return;
+    found_ = true;
+    if (text_ == "true" || text_ == "1") {
+      value_ = true;
+    } else if (text_ == "false" || text_ == "0") {
+      value_ = false;
+    } else {
+      value_ = text_;
+    }
+  }
+  void visit(const std::string& path, std::string&, const ParamInfo&) override {
+    if (path != path_) return;
+    found_ = true;
+    value_ = text_;
+  }
+
+  bool found() const { return found_; }
+  const json& value() const { return value_; }
+
+ private:
+  std::string path_;
+  std::string text_;
+  bool found_ = false;
+  json value_;
+};
+
+class JsonWriter : public ParamVisitor {
+ public:
+  void visit(const std::string& path, std::int64_t& value, const ParamInfo&) override {
+    put(path, value);
+  }
+  void visit(const std::string& path, std::uint64_t& value, const ParamInfo&) override {
+    put(path, value);
+  }
+  void visit(const std::string& path, double& value, const ParamInfo&) override {
+    put(path, value);
+  }
+  void visit(const std::string& path, bool& value, const ParamInfo&) override { put(path, value); }
+  void visit(const std::string& path, std::string& value, const ParamInfo&) override {
+    put(path, value);
+  }
+  json document = json::object();
+
+ private:
+  void put(const std::string& path, json value) {
+    document[json::json_pointer("/" + replace_dots(path))] = std::move(value);
+  }
+  static std::string replace_dots(std::string path) {
+    std::replace(path.begin(), path.end(), '.', '/');
+    return path;
+  }
+};
+
+class TableWriter : public ParamVisitor {
+ public:
+  void visit(const std::string& path, std::int64_t& value, const ParamInfo& info) override {
+    row(path, "integer", std::to_string(value), info);
+  }
+  void visit(const std::string& path, std::uint64_t& value, const ParamInfo& info) override {
+    std::ostringstream shown;
+    if (value >= 65536) shown << "0x" << std::hex;
+    shown << value;
+    row(path, "unsigned", shown.str(), info);
+  }
+  void visit(const std::string& path, double& value, const ParamInfo& info) override {
+    std::ostringstream shown;
+    shown << value;
+    row(path, "number", shown.str(), info);
+  }
+  void visit(const std::string& path, bool& value, const ParamInfo& info) override {
+    row(path, "boolean", value ? "true" : "false", info);
+  }
+  void visit(const std::string& path, std::string& value, const ParamInfo& info) override {
+    row(path, info.choices.empty() ? "string" : "choice", value, info);
+  }
+  std::string text =
+      "| key | type | unit | default | range | meaning |\n|---|---|---|---|---|---|\n";
+
+ private:
+  void row(const std::string& path, const char* type, const std::string& value,
+           const ParamInfo& info) {
+    std::string range;
+    if (!info.choices.empty()) {
+      range = join(info.choices);
+    } else if (std::string(type) != "boolean" && std::string(type) != "string") {
+      range = describe_range(info);
+    }
+    text += "| `" + path + "` | " + type + " | " + info.unit + " | `" + value + "` | " + range +
+            " | " + info.doc + " |\n";
+  }
+};
+
+json parse_document(const std::string& text, const std::string& source) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& error) {
+    throw ConfigError(source + ": not valid JSON: " + error.what());
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : embedded_presets()) names.push_back(name);
+  return names;
+}
+
+void apply_json(SystemConfig& config, const json& document, const std::string& source) {
+  if (!document.is_object()) throw ConfigError(source + ": the document must be a JSON object");
+  std::map<std::string, json> leaves;
+  flatten(document, "", leaves);
+  JsonApplier applier(std::move(leaves), source);
+  describe(config, applier);
+  applier.reject_leftovers();
+}
+
+void apply_override(SystemConfig& config, const std::string& assignment) {
+  const auto equals = assignment.find('=');
+  if (equals == std::string::npos || equals == 0) {
+    throw ConfigError("--set " + assignment + ": expected path=value");
+  }
+  const std::string path = assignment.substr(0, equals);
+  OverrideParser parser(path, assignment.substr(equals + 1));
+  describe(config, parser);
+  if (!parser.found()) throw ConfigError("--set: " + path + ": unknown key");
+  json document;
+  document[json::json_pointer("/" + [&] {
+    std::string pointer = path;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    return pointer;
+  }())] = parser.value();
+  apply_json(config, document, "--set");
+}
+
+void validate(const SystemConfig& config) {
+  const auto fail = [&](const std::string& what) {
+    throw ConfigError("system '" + config.name + "': " + what);
+  };
+  const auto interleave = static_cast<std::uint64_t>(config.hbm.interleave_bytes);
+  if ((interleave & (interleave - 1)) != 0) {
+    fail("hbm.interleave_bytes: " + std::to_string(interleave) + " is not a power of two");
+  }
+  if (config.topology.kind == TopologyKind::FullyConnected && config.gpus > 16) {
+    fail("topology.kind: fully-connected is limited to 16 GPUs (" + std::to_string(config.gpus) +
+         " asked); use switch");
+  }
+  if (config.hbm.capacity_bytes > config.address_map.hbm_stride) {
+    fail("hbm.capacity_bytes (" + std::to_string(config.hbm.capacity_bytes) +
+         ") exceeds address_map.hbm_stride (" + std::to_string(config.address_map.hbm_stride) +
+         ")");
+  }
+  if (config.address_map.mmio_size > config.address_map.mmio_stride) {
+    fail("address_map.mmio_size exceeds address_map.mmio_stride");
+  }
+}
+
+SystemConfig load_system(const std::string& name_or_path) {
+  SystemConfig config;
+  const auto& presets = embedded_presets();
+  const auto preset = presets.find(name_or_path);
+  if (preset != presets.end()) {
+    apply_json(config, parse_document(preset->second, "preset " + name_or_path),
+               "preset " + name_or_path);
+  } else {
+    std::ifstream file(name_or_path);
+    if (!file) {
+      throw ConfigError("system '" + name_or_path + "': not a preset (" + join(preset_names()) +
+                        ") and not a readable file");
+    }
+    std::stringstream text;
+    text << file.rdbuf();
+    apply_json(config, parse_document(text.str(), name_or_path), name_or_path);
+  }
+  validate(config);
+  return config;
+}
+
+json to_json(const SystemConfig& config) {
+  SystemConfig copy = config;
+  JsonWriter writer;
+  describe(copy, writer);
+  return writer.document;
+}
+
+std::string parameter_table(const SystemConfig& config) {
+  SystemConfig copy = config;
+  TableWriter writer;
+  describe(copy, writer);
+  return writer.text;
+}
+
+}  // namespace t3

@@ -1,0 +1,469 @@
+#include "models/hbm/memory_controller.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "tlm_interconnect/address_map.h"
+
+namespace t3 {
+
+namespace {
+
+constexpr const char* kMsgType = "t3/hbm";
+// Rejections are reported one by one up to this many, then only counted.
+constexpr std::uint64_t kReportedRejections = 16;
+
+int index(Op op) {
+  return static_cast<int>(op);
+}
+int index(TrafficClass traffic_class) {
+  return static_cast<int>(traffic_class);
+}
+
+// One granule run of a transaction: the part that one channel serves as one queue entry.
+struct SubRequest {
+  std::uint64_t offset;  // in the window
+  std::uint32_t bytes;
+  std::uint32_t data_offset;  // into the payload's data buffer
+  int channel;
+};
+
+}  // namespace
+
+struct MemoryController::Impl {
+  // One b_transport in flight. Pooled: the event and the sub-request vector are reused.
+  struct Transaction {
+    sc_core::sc_event done;  // notified at the completion time of the last sub-request
+    unsigned char* data = nullptr;
+    Op op = Op::Read;
+    TrafficClass traffic_class = TrafficClass::Compute;
+    ElementType element = ElementType::Fp32;
+    sc_core::sc_time arrival;
+    sc_core::sc_time finish;
+    std::vector<SubRequest> subs;
+    std::size_t unserved = 0;  // sub-requests not yet started
+  };
+  struct Ref {
+    Transaction* transaction;
+    std::uint32_t sub;
+  };
+  struct Channel {
+    std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
+    std::deque<Ref> refs;             // parallel to queue
+    std::deque<std::pair<QueuedRequest, Ref>> waiting;  // back-pressured, arrival order
+    sc_core::sc_time free_at;                           // data bus free from here on
+    std::optional<sc_core::sc_time> retry_at;  // the policy declined and asked to be re-asked
+    std::array<int, kTrafficClasses> occupancy{};
+    std::unique_ptr<ArbitrationPolicy> policy;
+  };
+  struct Arrival {
+    sc_core::sc_time at;
+    std::uint64_t order;  // issue order breaks ties, so equal arrival times stay FIFO
+    Transaction* transaction;
+    bool operator>(const Arrival& other) const {
+      return at != other.at ? at > other.at : order > other.order;
+    }
+  };
+
+  Impl(MemoryController& owner, const HbmConfig& config, SimMode mode, std::uint64_t base)
+      : owner(owner), config(config), mode(mode), base(base), stats(owner.stats_) {
+    const double resolution_s = sc_core::sc_get_time_resolution().to_seconds();
+    units_per_byte =
+        static_cast<double>(config.channels) / (config.bandwidth_GBps * 1e9) / resolution_s;
+    resolution_ns = resolution_s * 1e9;
+    latency = sc_core::sc_time(config.latency_ns, sc_core::SC_NS);
+    alu_latency = sc_core::sc_time(config.nmc_alu_latency_ns, sc_core::SC_NS);
+    channels.resize(static_cast<std::size_t>(config.channels));
+    for (auto& channel : channels) channel.policy = make_policy(config);
+    if (mode == SimMode::Functional) store.emplace();
+    stats.channel_bytes.assign(channels.size(), 0);
+    stats.channel_busy_ns.assign(channels.size(), 0.0);
+  }
+
+  // Data-bus time of `bytes` on one channel, scaled for updates.
+  sc_core::sc_time bus_time(std::uint32_t bytes, double factor) const {
+    return sc_core::sc_time::from_value(
+        static_cast<sc_core::sc_time::value_type>(std::llround(bytes * units_per_byte * factor)));
+  }
+
+  int channel_of(std::uint64_t offset) const {
+    return static_cast<int>((offset / static_cast<std::uint64_t>(config.interleave_bytes)) %
+                            static_cast<std::uint64_t>(config.channels));
+  }
+
+  void reject(tlm::tlm_generic_payload& payload, tlm::tlm_response_status status,
+              const std::string& why) {
+    payload.set_response_status(status);
+    if (stats.rejected++ < kReportedRejections) {
+      SC_REPORT_INFO(kMsgType, (std::string(owner.name()) + ": " + why).c_str());
+    }
+  }
+
+  // Validates, splits and schedules one access; the caller's thread waits for it here.
+  void transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+    const std::uint64_t address = payload.get_address();
+    const std::uint64_t length = payload.get_data_length();
+    const std::uint64_t offset = address - base;
+    if (address < base || offset >= config.capacity_bytes ||
+        length > config.capacity_bytes - offset) {
+      reject(payload, tlm::TLM_ADDRESS_ERROR_RESPONSE,
+             "access of " + std::to_string(length) + " bytes at " + hex(address) +
+                 " leaves the HBM window [" + hex(base) + ", " + hex(base + config.capacity_bytes) +
+                 ")");
+      return;
+    }
+    if (const std::string reason = T3Extension::check(payload); !reason.empty()) {
+      reject(payload, tlm::TLM_COMMAND_ERROR_RESPONSE, reason + " at " + hex(address));
+      return;
+    }
+    if (payload.get_byte_enable_ptr() != nullptr) {
+      reject(payload, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte enables are not supported");
+      return;
+    }
+    if (payload.get_streaming_width() != length) {
+      reject(payload, tlm::TLM_BURST_ERROR_RESPONSE, "streaming width differs from data length");
+      return;
+    }
+    const T3Extension extension = T3Extension::get(payload);
+    // Sub-requests split at granule boundaries; an element-aligned update keeps every element
+    // inside one sub-request (granules are multiples of 4 bytes), so each can be added alone.
+    if (extension.op == Op::Update && offset % element_bytes(extension.element) != 0) {
+      reject(payload, tlm::TLM_ADDRESS_ERROR_RESPONSE,
+             "update at " + hex(address) + " is not aligned to its " +
+                 to_string(extension.element) + " elements");
+      return;
+    }
+    if (mode == SimMode::Functional && length > 0 && payload.get_data_ptr() == nullptr) {
+      reject(payload, tlm::TLM_GENERIC_ERROR_RESPONSE, "functional access without data");
+      return;
+    }
+    if (length == 0) {
+      payload.set_response_status(tlm::TLM_OK_RESPONSE);
+      return;
+    }
+
+    Transaction& transaction = acquire();
+    transaction.data = payload.get_data_ptr();
+    transaction.op = extension.op;
+    transaction.traffic_class = extension.traffic_class;
+    transaction.element = extension.element;
+    transaction.arrival = sc_core::sc_time_stamp() + delay;
+    transaction.finish = sc_core::SC_ZERO_TIME;
+    transaction.subs.clear();
+    const auto granule = static_cast<std::uint64_t>(config.interleave_bytes);
+    for (std::uint64_t done = 0; done < length;) {
+      const std::uint64_t at = offset + done;
+      const std::uint64_t chunk = std::min(length - done, granule - at % granule);
+      const int channel = channel_of(at);
+      auto& subs = transaction.subs;
+      if (!subs.empty() && subs.back().channel == channel) {
+        subs.back().bytes += static_cast<std::uint32_t>(chunk);  // a run on one channel
+      } else {
+        subs.push_back(
+            {at, static_cast<std::uint32_t>(chunk), static_cast<std::uint32_t>(done), channel});
+      }
+      done += chunk;
+    }
+    transaction.unserved = transaction.subs.size();
+    unstarted += transaction.subs.size();
+
+    // Arrival is scheduled, not waited for: the caller's annotated delay is when the request
+    // reaches the controller, and the method admits it then.
+    arrivals.push_back({transaction.arrival, issue_order++, &transaction});
+    std::push_heap(arrivals.begin(), arrivals.end(), std::greater<>());
+    wake.notify(delay);
+
+    sc_core::wait(transaction.done);
+
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = sc_core::SC_ZERO_TIME;
+    free_transactions.push_back(&transaction);
+  }
+
+  Transaction& acquire() {
+    if (free_transactions.empty()) {
+      transactions.push_back(std::make_unique<Transaction>());
+      return *transactions.back();
+    }
+    Transaction* transaction = free_transactions.back();
+    free_transactions.pop_back();
+    return *transaction;
+  }
+
+  // Queue occupancy bookkeeping: integral, maximum and observer, on every change.
+  void change_occupancy(int channel, TrafficClass traffic_class, int delta, sc_core::sc_time now) {
+    const sc_core::sc_time::value_type elapsed = (now - occupancy_since).value();
+    for (int c = 0; c < kTrafficClasses; ++c) {
+      integral_units[c] += static_cast<std::uint64_t>(total_occupancy[c]) * elapsed;
+    }
+    occupancy_since = now;
+    const int c = index(traffic_class);
+    Channel& ch = channels[static_cast<std::size_t>(channel)];
+    ch.occupancy[c] += delta;
+    total_occupancy[c] += delta;
+    for (int k = 0; k < kTrafficClasses; ++k) {
+      stats.occupancy_integral_ns[k] = static_cast<double>(integral_units[k]) * resolution_ns;
+    }
+    stats.max_occupancy[c] = std::max<std::uint64_t>(stats.max_occupancy[c],
+                                                     static_cast<std::uint64_t>(ch.occupancy[c]));
+    if (observer) observer(now, channel, ch.occupancy[0], ch.occupancy[1]);
+  }
+
+  void arrive(Transaction& transaction, std::uint32_t sub, sc_core::sc_time now) {
+    const SubRequest& s = transaction.subs[sub];
+    Channel& ch = channels[static_cast<std::size_t>(s.channel)];
+    const QueuedRequest request{sequence++, transaction.arrival, transaction.op,
+                                transaction.traffic_class, s.bytes};
+    if (ch.queue.size() < static_cast<std::size_t>(config.queue_depth)) {
+      ch.queue.push_back(request);
+      ch.refs.push_back({&transaction, sub});
+      change_occupancy(s.channel, request.traffic_class, +1, now);
+    } else {
+      ch.waiting.emplace_back(request, Ref{&transaction, sub});
+      ++backpressured;
+    }
+  }
+
+  void serve(int channel, std::size_t pick, sc_core::sc_time now) {
+    Channel& ch = channels[static_cast<std::size_t>(channel)];
+    const QueuedRequest request = ch.queue[pick];
+    const Ref ref = ch.refs[pick];
+    ch.queue.erase(ch.queue.begin() + static_cast<std::ptrdiff_t>(pick));
+    ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
+    change_occupancy(channel, request.traffic_class, -1, now);
+
+    Transaction& transaction = *ref.transaction;
+    const SubRequest& s = transaction.subs[ref.sub];
+    const bool update = transaction.op == Op::Update;
+    const sc_core::sc_time occupancy =
+        bus_time(s.bytes, update ? config.nmc_update_occupancy : 1.0);
+    ch.free_at = now + occupancy;
+    const sc_core::sc_time done =
+        now + latency + occupancy + (update ? alu_latency : sc_core::SC_ZERO_TIME);
+
+    // Data moves at service time, so the order of service is the order memory sees.
+    if (store) {
+      unsigned char* data = transaction.data + s.data_offset;
+      switch (transaction.op) {
+        case Op::Read:
+          store->read(s.offset, data, s.bytes);
+          break;
+        case Op::Write:
+          store->write(s.offset, data, s.bytes);
+          break;
+        case Op::Update:
+          store->update_add(s.offset, data, s.bytes, transaction.element);
+          break;
+      }
+    }
+
+    stats.bytes[index(transaction.op)][index(transaction.traffic_class)] += s.bytes;
+    stats.channel_bytes[static_cast<std::size_t>(channel)] += s.bytes;
+    stats.channel_busy_ns[static_cast<std::size_t>(channel)] +=
+        static_cast<double>(occupancy.value()) * resolution_ns;
+    --unstarted;
+    in_service.push_back(done);
+    std::push_heap(in_service.begin(), in_service.end(), std::greater<>());
+
+    transaction.finish = std::max(transaction.finish, done);
+    if (--transaction.unserved == 0) {
+      ++stats.requests[index(transaction.op)][index(transaction.traffic_class)];
+      transaction.done.notify(transaction.finish - now);
+    }
+
+    if (!ch.waiting.empty()) {  // the freed entry goes to the oldest back-pressured request
+      auto [waiting_request, waiting_ref] = ch.waiting.front();
+      ch.waiting.pop_front();
+      ch.queue.push_back(waiting_request);
+      ch.refs.push_back(waiting_ref);
+      change_occupancy(channel, waiting_request.traffic_class, +1, now);
+    }
+  }
+
+  void retire(sc_core::sc_time now) const {
+    while (!in_service.empty() && in_service.front() <= now) {
+      std::pop_heap(in_service.begin(), in_service.end(), std::greater<>());
+      in_service.pop_back();
+    }
+  }
+
+  // Everything due now, on all channels; then one notification for the next thing that happens.
+  void activate() {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    while (!arrivals.empty() && arrivals.front().at <= now) {
+      std::pop_heap(arrivals.begin(), arrivals.end(), std::greater<>());
+      Transaction* transaction = arrivals.back().transaction;
+      arrivals.pop_back();
+      for (std::uint32_t sub = 0; sub < transaction->subs.size(); ++sub) {
+        arrive(*transaction, sub, now);
+      }
+    }
+
+    std::optional<sc_core::sc_time> next;
+    auto consider = [&next](sc_core::sc_time at) {
+      if (!next || at < *next) next = at;
+    };
+    for (std::size_t k = 0; k < channels.size(); ++k) {
+      Channel& ch = channels[k];
+      while (ch.free_at <= now && !ch.queue.empty()) {
+        const std::optional<std::size_t> pick = ch.policy->pick(ch.queue, now);
+        if (!pick) {
+          const sc_core::sc_time retry = ch.policy->retry_after();
+          if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = now + retry;
+          break;
+        }
+        ch.retry_at.reset();
+        serve(static_cast<int>(k), *pick, now);
+      }
+      if (ch.queue.empty()) continue;
+      if (ch.free_at > now) {
+        consider(ch.free_at);
+      } else if (ch.retry_at && *ch.retry_at > now) {
+        consider(*ch.retry_at);
+      }
+    }
+    if (!arrivals.empty()) consider(arrivals.front().at);
+    if (next) wake.notify(*next - now);
+    retire(now);
+  }
+
+  std::size_t pending() const {
+    retire(sc_core::sc_time_stamp());
+    return unstarted + in_service.size();
+  }
+
+  MemoryController& owner;
+  const HbmConfig config;
+  const SimMode mode;
+  const std::uint64_t base;
+  HbmStats& stats;
+  double units_per_byte = 0;  // time-resolution units of data-bus time per byte, one channel
+  double resolution_ns = 0;
+  sc_core::sc_time latency;
+  sc_core::sc_time alu_latency;
+
+  std::vector<Channel> channels;
+  std::optional<BackingStore> store;  // functional mode only
+  sc_core::sc_event wake;             // the method's trigger
+  std::vector<Arrival> arrivals;      // min-heap by arrival time
+  std::uint64_t issue_order = 0;
+  std::uint64_t sequence = 0;
+  std::vector<std::unique_ptr<Transaction>> transactions;
+  std::vector<Transaction*> free_transactions;
+
+  std::size_t unstarted = 0;                         // accepted, not yet in service
+  mutable std::vector<sc_core::sc_time> in_service;  // min-heap of completion times
+  std::array<int, kTrafficClasses> total_occupancy{};
+  std::array<std::uint64_t, kTrafficClasses> integral_units{};
+  sc_core::sc_time occupancy_since;
+  std::uint64_t backpressured = 0;  // sub-requests that found their queue full
+  OccupancyObserver observer;
+};
+
+MemoryController::MemoryController(sc_core::sc_module_name name, const HbmConfig& config,
+                                   SimMode mode, std::uint64_t window_base)
+    : sc_core::sc_module(name), socket("socket") {
+  if (config.channels < 1) throw ConfigError("hbm.channels: must be at least 1");
+  if (config.interleave_bytes < 4 || config.interleave_bytes % 4 != 0) {
+    throw ConfigError("hbm.interleave_bytes: must be a positive multiple of 4");
+  }
+  if (!(config.bandwidth_GBps > 0)) throw ConfigError("hbm.bandwidth_GBps: must be positive");
+  if (config.queue_depth < 1) throw ConfigError("hbm.queue_depth: must be at least 1");
+  impl_ = std::make_unique<Impl>(*this, config, mode, window_base);
+  socket.register_b_transport(this, &MemoryController::b_transport);
+  socket.register_transport_dbg(this, &MemoryController::transport_dbg);
+  SC_HAS_PROCESS(MemoryController);
+  SC_METHOD(activate);
+  sensitive << impl_->wake;
+  dont_initialize();
+}
+
+MemoryController::~MemoryController() = default;
+
+void MemoryController::activate() {
+  impl_->activate();
+}
+
+void MemoryController::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  impl_->transport(payload, delay);
+}
+
+unsigned MemoryController::transport_dbg(tlm::tlm_generic_payload& payload) {
+  Impl& impl = *impl_;
+  if (!impl.store) return 0;  // timing mode holds no data
+  const std::uint64_t address = payload.get_address();
+  if (address < impl.base || address - impl.base >= impl.config.capacity_bytes) return 0;
+  if (payload.get_byte_enable_ptr() != nullptr || payload.get_data_ptr() == nullptr) return 0;
+  // Debug access is plain read/write; an update is not served here rather than done as a write.
+  if (const auto* extension = payload.get_extension<T3Extension>();
+      extension && extension->op == Op::Update) {
+    return 0;
+  }
+  const std::uint64_t offset = address - impl.base;
+  const auto bytes = static_cast<std::size_t>(
+      std::min<std::uint64_t>(payload.get_data_length(), impl.config.capacity_bytes - offset));
+  if (payload.is_read()) {
+    impl.store->read(offset, payload.get_data_ptr(), bytes);
+  } else if (payload.is_write()) {
+    impl.store->write(offset, payload.get_data_ptr(), bytes);
+  } else {
+    return 0;
+  }
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+  return static_cast<unsigned>(bytes);
+}
+
+std::size_t MemoryController::pending() const {
+  return impl_->pending();
+}
+
+int MemoryController::channel_of(std::uint64_t offset) const {
+  return impl_->channel_of(offset);
+}
+
+void MemoryController::observe_occupancy(OccupancyObserver observer) {
+  impl_->observer = std::move(observer);
+}
+
+nlohmann::json MemoryController::report() const {
+  const Impl& impl = *impl_;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const double elapsed_ns = now.to_seconds() * 1e9;
+  nlohmann::json j;
+  j["policy"] = impl.channels.front().policy->name();
+  j["mode"] = impl.mode == SimMode::Functional ? "functional" : "timing";
+  for (Op op : {Op::Read, Op::Write, Op::Update}) {
+    for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
+      j["bytes"][to_string(op)][to_string(c)] = stats_.bytes[index(op)][index(c)];
+      j["requests"][to_string(op)][to_string(c)] = stats_.requests[index(op)][index(c)];
+    }
+  }
+  const auto since = static_cast<double>((now - impl.occupancy_since).value());
+  for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
+    const int k = index(c);
+    // The integral runs up to now, not just to the last change.
+    const double integral_ns =
+        (static_cast<double>(impl.integral_units[k]) + impl.total_occupancy[k] * since) *
+        impl.resolution_ns;
+    j["queue_occupancy_integral_ns"][to_string(c)] = integral_ns;
+    j["mean_queue_occupancy"][to_string(c)] = elapsed_ns > 0 ? integral_ns / elapsed_ns : 0.0;
+    j["max_queue_occupancy"][to_string(c)] = stats_.max_occupancy[k];
+  }
+  j["channel_bytes"] = stats_.channel_bytes;
+  j["channel_busy_ns"] = stats_.channel_busy_ns;
+  double busy_ns = 0;
+  for (double b : stats_.channel_busy_ns) busy_ns += b;
+  j["utilisation"] =
+      elapsed_ns > 0 ? busy_ns / (elapsed_ns * static_cast<double>(impl.channels.size())) : 0.0;
+  j["rejected"] = stats_.rejected;
+  j["backpressured"] = impl.backpressured;
+  j["pending"] = pending();
+  j["pages"] = impl.store ? impl.store->pages() : 0;
+  return j;
+}
+
+}  // namespace t3

@@ -1,0 +1,52 @@
+// The tensor-parallel group: N GPUs wired by the configured topology (ring, a link per pair, or
+// one switch), with routes set so any GPU reaches any other's HBM and MMIO.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "config/system_config.h"
+#include "models/gpu/gpu.h"
+#include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/nvlink.h"
+#include "tlm_interconnect/router.h"
+#include "tlm_interconnect/topology.h"
+
+namespace t3 {
+
+class TpGroup : public sc_core::sc_module {
+ public:
+  // Throws ConfigError if the configuration cannot be built (e.g. overlapping address windows).
+  TpGroup(sc_core::sc_module_name name, const SystemConfig& config);
+
+  int gpus() const { return static_cast<int>(gpus_.size()); }
+  Gpu& gpu(int index) { return *gpus_.at(index); }
+  const AddressMap& address_map() const { return map_; }
+  const Topology& topology() const { return topology_; }
+  const SystemConfig& config() const { return config_; }
+  NvLink& link(int index) { return *links_.at(index); }
+  int links() const { return static_cast<int>(links_.size()); }
+
+  // Statistics of every block, gathered once at the end of a run.
+  nlohmann::json report() const;
+  // Throws std::runtime_error naming every block that still holds work (a deadlock).
+  void check_drained() const;
+
+ private:
+  static AddressMap checked_map(const SystemConfig& config);
+  void wire_links();
+  void set_routes();
+  Router& node_router(int node);
+
+  SystemConfig config_;
+  AddressMap map_;
+  Topology topology_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  std::unique_ptr<Router> switch_;
+  std::vector<std::unique_ptr<NvLink>> links_;
+};
+
+}  // namespace t3

@@ -1,0 +1,168 @@
+// Configuration: presets, JSON and --set overrides, and the error for each kind of bad input.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "config/config_io.h"
+#include "tlm_interconnect/address_map.h"
+
+using namespace t3;
+using Catch::Contains;
+
+namespace {
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const ConfigError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("every preset loads, validates and has a valid address map") {
+  const auto names = preset_names();
+  REQUIRE(names == std::vector<std::string>{"a100-8", "h100-8", "t3-paper"});
+  for (const auto& name : names) {
+    const SystemConfig config = load_system(name);
+    CHECK(config.name == name);
+    AddressMap(config.address_map, static_cast<int>(config.gpus), config.hbm.capacity_bytes)
+        .check();
+  }
+}
+
+TEST_CASE("presets carry the published figures they are named after") {
+  const SystemConfig paper = load_system("t3-paper");
+  CHECK(paper.hbm.bandwidth_GBps == 1000.0);      // 1 TB/s HBM2
+  CHECK(paper.link.bandwidth_GBps * 2 == 150.0);  // 150 GB/s bidirectional per link
+  CHECK(paper.link.latency_ns == 500.0);
+  CHECK(paper.topology.kind == TopologyKind::Ring);
+  const SystemConfig a100 = load_system("a100-8");
+  CHECK(a100.gpus == 8);
+  CHECK(a100.hbm.channels == 40);
+  CHECK(a100.link.bandwidth_GBps == 12 * 25.0);  // NVLink3: 12 links x 25 GB/s per direction
+  CHECK(a100.topology.kind == TopologyKind::Switch);
+  const SystemConfig h100 = load_system("h100-8");
+  CHECK(h100.hbm.channels == 80);
+  CHECK(h100.link.bandwidth_GBps == 450.0);
+}
+
+TEST_CASE("the built-in default is the t3-paper machine") {
+  CHECK(to_json(SystemConfig{}) == to_json(load_system("t3-paper")));
+}
+
+TEST_CASE("a path=value override sets any leaf with its own type") {
+  SystemConfig config;
+  apply_override(config, "hbm.channels=16");
+  apply_override(config, "link.latency_ns=250.5");
+  apply_override(config, "topology.kind=fully-connected");
+  apply_override(config, "address_map.mmio_base=0xfe00000000000000");
+  apply_override(config, "sim.mode=functional");
+  CHECK(config.hbm.channels == 16);
+  CHECK(config.link.latency_ns == 250.5);
+  CHECK(config.topology.kind == TopologyKind::FullyConnected);
+  CHECK(config.address_map.mmio_base == 0xfe00000000000000ull);
+  CHECK(config.sim.mode == SimMode::Functional);
+}
+
+TEST_CASE("to_json and apply_json round-trip every parameter") {
+  SystemConfig changed;
+  apply_override(changed, "hbm.arbitration=priority");
+  apply_override(changed, "gpus=8");
+  SystemConfig reloaded;
+  apply_json(reloaded, to_json(changed), "round trip");
+  CHECK(to_json(reloaded) == to_json(changed));
+  CHECK(reloaded.hbm.arbitration == Arbitration::Priority);
+}
+
+TEST_CASE("an unknown key names its path") {
+  SystemConfig config;
+  CHECK_THAT(error_of([&] {
+               apply_json(config, {{"hbm", {{"chanels", 4}}}}, "my.json");
+             }),
+             Contains("my.json: hbm.chanels: unknown key"));
+  CHECK_THAT(error_of([&] { apply_override(config, "link.speed=3"); }),
+             Contains("link.speed: unknown key"));
+  CHECK_THAT(error_of([&] { apply_override(config, "novalue"); }), Contains("expected path=value"));
+}
+
+TEST_CASE("a wrong type names the path and the value") {
+  SystemConfig config;
+  CHECK_THAT(error_of([&] {
+               apply_json(config, {{"hbm", {{"channels", "many"}}}}, "f.json");
+             }),
+             Contains("f.json: hbm.channels: expected an integer, got \"many\""));
+  CHECK_THAT(error_of([&] {
+               apply_json(config, {{"hbm", {{"channels", 2.5}}}}, "f.json");
+             }),
+             Contains("hbm.channels: expected an integer"));
+  CHECK_THAT(error_of([&] { apply_override(config, "link.latency_ns=fast"); }),
+             Contains("link.latency_ns: expected a number, got \"fast\""));
+  CHECK_THAT(error_of([&] { apply_override(config, "topology.kind=torus"); }),
+             Contains("topology.kind: 'torus' is not one of ring, fully-connected, switch"));
+  CHECK_THAT(error_of([&] { apply_override(config, "address_map.hbm_base=-1"); }),
+             Contains("address_map.hbm_base: expected a non-negative integer"));
+}
+
+TEST_CASE("an out-of-range value names the path and the range") {
+  SystemConfig config;
+  CHECK_THAT(error_of([&] { apply_override(config, "hbm.channels=0"); }),
+             Contains("hbm.channels: 0 is out of range [1, 1024]"));
+  CHECK_THAT(error_of([&] { apply_override(config, "link.bandwidth_GBps=-5"); }),
+             Contains("link.bandwidth_GBps: -5 is out of range"));
+  CHECK_THAT(error_of([&] { apply_override(config, "gpus=65"); }),
+             Contains("gpus: 65 is out of range"));
+}
+
+TEST_CASE("cross-field checks name the parameters involved") {
+  SystemConfig config;
+  apply_override(config, "hbm.interleave_bytes=384");
+  CHECK_THAT(error_of([&] { validate(config); }),
+             Contains("hbm.interleave_bytes: 384 is not a power of two"));
+  SystemConfig big;
+  apply_override(big, "hbm.capacity_bytes=0x20000000000");  // 2 TiB in a 1 TiB stride
+  CHECK_THAT(error_of([&] { validate(big); }), Contains("exceeds address_map.hbm_stride"));
+}
+
+TEST_CASE("overlapping address windows are rejected with both bases") {
+  SystemConfig config;
+  apply_override(config, "address_map.mmio_base=0x20000000000");  // inside GPU 2's HBM window
+  AddressMap map(config.address_map, 4, config.hbm.capacity_bytes);
+  CHECK_THAT(error_of([&] { map.check(); }), Contains("overlap"));
+}
+
+TEST_CASE("a system file that is missing or malformed is named") {
+  CHECK_THAT(error_of([] { load_system("no-such-system"); }),
+             Contains("'no-such-system': not a preset (a100-8, h100-8, t3-paper)"));
+  const std::string path = "bad_config_test.json";
+  std::ofstream(path) << "{ \"hbm\": { \"channels\": 4, } }";
+  CHECK_THAT(error_of([&] { load_system(path); }), Contains(path + ": not valid JSON"));
+  std::ofstream(path) << "[1, 2]";
+  CHECK_THAT(error_of([&] { load_system(path); }), Contains("must be a JSON object"));
+  std::ofstream(path) << R"({"name": "mine", "gpus": 2, "hbm": {"channels": 8}})";
+  const SystemConfig mine = load_system(path);
+  CHECK(mine.gpus == 2);
+  CHECK(mine.hbm.channels == 8);
+  CHECK(mine.hbm.bandwidth_GBps == SystemConfig{}.hbm.bandwidth_GBps);  // defaults fill the rest
+}
+
+TEST_CASE("the parameter table lists every leaf once") {
+  const std::string table = parameter_table(SystemConfig{});
+  for (const char* path : {"`hbm.channels`", "`link.credits`", "`topology.kind`",
+                           "`address_map.mmio_base`", "`sim.mode`"}) {
+    CHECK_THAT(table, Contains(path));
+  }
+  CHECK_THAT(table, Contains("ring, fully-connected, switch"));
+}
+
+TEST_CASE("docs/configuration.md carries the current parameter table") {
+  std::ifstream file(std::string(T3SIM_SOURCE_DIR) + "/docs/configuration.md");
+  REQUIRE(file);
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string expected =
+      "<!-- table: begin -->\n" + parameter_table(SystemConfig{}) + "<!-- table: end -->";
+  INFO("regenerate with scripts/update-config-doc");
+  CHECK_THAT(text.str(), Contains(expected));
+}
