@@ -85,6 +85,41 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"ns", "in-GPU router traversal latency per transaction", 0, 1e6});
   v.visit("mmio.latency_ns", c.mmio.latency_ns,
           {"ns", "latency of one MMIO register access", 0, 1e9});
+
+  auto& s = c.sm;
+  v.visit("sm.count", s.count, {"", "streaming multiprocessors (compute units) per GPU", 1, 4096});
+  v.visit("sm.clock_GHz", s.clock_GHz, {"GHz", "SM clock", 1e-3, 100});
+  v.visit("sm.flops_per_clock", s.flops_per_clock,
+          {"FLOP/clk", "dense matrix FLOPs per SM per clock at the GEMM's element type", 1, 1e7});
+  v.visit("sm.efficiency", s.efficiency,
+          {"", "fraction of peak matrix throughput a GEMM step reaches", 0.01, 1});
+  v.visit("sm.occupancy", s.occupancy, {"", "workgroups resident per SM at once", 1, 64});
+  v.visit("sm.request_bytes", s.request_bytes,
+          {"byte", "largest memory request an SM issues (simulation granularity)", 64, 1 << 24});
+  v.visit("sm.launch_latency_ns", s.launch_latency_ns,
+          {"ns", "kernel launch: doorbell to first workgroup dispatch", 0, 1e9});
+  v.visit("sm.dispatch_ns", s.dispatch_ns,
+          {"ns", "dispatcher time per workgroup handed to an SM", 0, 1e6});
+
+  auto& l2 = c.l2;
+  v.visit("l2.size_bytes", l2.size_bytes, {"byte", "L2 capacity per GPU", 1024, kMaxU64});
+  v.visit("l2.ways", l2.ways, {"", "associativity", 1, 1024});
+  v.visit("l2.line_bytes", l2.line_bytes, {"byte", "line size (power of two)", 16, 4096});
+  v.visit("l2.sector_bytes", l2.sector_bytes,
+          {"byte", "sector size: the unit of fill and of valid/dirty state", 4, 4096});
+  v.visit("l2.banks", l2.banks, {"", "independent banks, line-interleaved", 1, 1024});
+  v.visit("l2.bank_bytes_per_clock", l2.bank_bytes_per_clock,
+          {"byte/clk", "bandwidth of one bank", 1, 4096});
+  v.visit("l2.clock_GHz", l2.clock_GHz, {"GHz", "L2 clock", 1e-3, 100});
+  v.visit("l2.hit_latency_ns", l2.hit_latency_ns, {"ns", "latency of a hit", 0, 1e6});
+
+  v.visit("gemm.tile_m", c.gemm.tile_m, {"element", "rows of the output tile a workgroup owns", 1, 65536});
+  v.visit("gemm.tile_n", c.gemm.tile_n,
+          {"element", "columns of the output tile a workgroup owns", 1, 65536});
+  v.visit("gemm.tile_k", c.gemm.tile_k,
+          {"element", "K step a workgroup reads and multiplies at a time", 1, 65536});
+  v.visit("workload.tokens", c.workload.tokens,
+          {"token", "tokens per batch: the M dimension of every sublayer GEMM", 1, 1 << 24});
 }
 
 }  // namespace t3

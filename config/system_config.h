@@ -67,6 +67,38 @@ struct MmioConfig {
   double latency_ns = 200.0;
 };
 
+struct SmConfig {
+  std::int64_t count = 80;
+  double clock_GHz = 1.4;
+  double flops_per_clock = 1024;  // dense FP16 matrix FLOPs per SM per clock
+  double efficiency = 0.8;        // fraction of peak matrix throughput a GEMM step reaches
+  std::int64_t occupancy = 2;     // workgroups resident per SM
+  std::int64_t request_bytes = 16384;  // largest memory request an SM issues
+  double launch_latency_ns = 2000.0;   // doorbell to first workgroup
+  double dispatch_ns = 5.0;            // per workgroup, dispatcher to SM
+};
+
+struct L2Config {
+  std::uint64_t size_bytes = 16ull << 20;
+  std::int64_t ways = 16;
+  std::int64_t line_bytes = 128;
+  std::int64_t sector_bytes = 32;
+  std::int64_t banks = 32;
+  double bank_bytes_per_clock = 64;
+  double clock_GHz = 1.4;
+  double hit_latency_ns = 120.0;
+};
+
+struct GemmConfig {
+  std::int64_t tile_m = 256;
+  std::int64_t tile_n = 128;
+  std::int64_t tile_k = 64;
+};
+
+struct WorkloadConfig {
+  std::int64_t tokens = 8192;
+};
+
 struct SystemConfig {
   std::string name = "t3-paper";
   std::int64_t gpus = 4;
@@ -77,6 +109,10 @@ struct SystemConfig {
   TopologyConfig topology;
   RouterConfig router;
   MmioConfig mmio;
+  SmConfig sm;
+  L2Config l2;
+  GemmConfig gemm;
+  WorkloadConfig workload;
 };
 
 // What a parameter is, for checking and for docs/configuration.md.
