@@ -43,6 +43,7 @@ std::vector<Phase> phases(const SystemConfig& config, const AddressMap& map) {
     p.extension.op = op;
     p.extension.traffic_class = traffic_class;
     p.extension.element = ElementType::Fp16;
+    p.extension.cache_hint = CacheHint::Uncached;  // measure HBM and links, not the L2
     p.streams = streams;
     return p;
   };

@@ -31,7 +31,13 @@ po::variables_map parse(const std::vector<std::string>& args,
 // Writes `document` to `path` (pretty-printed); throws naming the file if it cannot.
 void write_json(const std::string& path, const nlohmann::json& document);
 
+// --model, --sublayer, --tokens, --functional, --json, for commands that run a workload.
+po::options_description workload_options();
+// system_from() plus the workload options that set configuration keys.
+SystemConfig workload_system(const po::variables_map& options);
+
 int config_command(const std::vector<std::string>& args);
+int gemm_command(const std::vector<std::string>& args);
 int bandwidth_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

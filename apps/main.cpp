@@ -17,6 +17,7 @@ const char* kUsage =
     "commands:\n"
     "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
     "              figures (the default job)\n"
+    "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"
     "  config      print the effective configuration, or --table for every parameter\n"
     "\n"
     "`t3sim COMMAND --help` lists a command's options.\n";
@@ -28,6 +29,7 @@ int dispatch(const std::vector<std::string>& words) {
   const std::vector<std::string> args(words.begin() + 1, words.end());
   if (command == "bandwidth") return bandwidth_command(args);
   if (command == "config") return config_command(args);
+  if (command == "gemm") return gemm_command(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return 0;

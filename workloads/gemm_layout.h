@@ -13,6 +13,20 @@
 
 namespace t3 {
 
+// A GEMM C (m x n) = A (m x k) x B (k x n), sizes in elements.
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+};
+
+inline bool operator==(const GemmShape& a, const GemmShape& b) {
+  return a.m == b.m && a.n == b.n && a.k == b.k;
+}
+inline bool operator!=(const GemmShape& a, const GemmShape& b) {
+  return !(a == b);
+}
+
 class TiledLayout {
  public:
   TiledLayout(std::int64_t rows, std::int64_t cols, std::int64_t tile_rows, std::int64_t tile_cols);

@@ -11,18 +11,60 @@ sc_core::sc_time ns(double value) {
 Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, const AddressMap& map)
     : sc_module(name),
       router("router", map, ns(config.router.latency_ns)),
+      l2("l2", config.l2, config.sim.mode, map.hbm_base(index), map.hbm_size()),
       memory("memory", config.hbm, config.sim.mode, map.hbm_base(index)),
       mmio("mmio", map.mmio_base(index), map.mmio_size()),
       device_info("device_info", ns(config.mmio.latency_ns), index, static_cast<int>(config.gpus),
                   map.hbm_base(index)),
+      dispatcher("dispatcher", config.sm, map, index, ns(config.mmio.latency_ns)),
+      interrupt("interrupt"),
       index_(index) {
-  // Port order is the contract of kMemoryPort / kMmioPort: bind these before any link.
-  router.out.bind(memory.socket);
+  // Port order is the contract of kMemoryPort / kMmioPort: bind these before any link. The L2 is
+  // memory-side: every access to this HBM, local or from another GPU, passes it, so it is the
+  // point of coherence and needs no protocol with other GPUs.
+  router.out.bind(l2.in);
+  l2.out.bind(memory.socket);
   router.out.bind(mmio.socket);
   router.set_route(index, Window::Hbm, kMemoryPort);
   router.set_route(index, Window::Mmio, kMmioPort);
   mmio.add_region("device_info", kDeviceInfoOffset, kRegisterBlockSize);
   mmio.out.bind(device_info.socket);
+  mmio.add_region("dispatcher", kDispatcherOffset, kRegisterBlockSize);
+  mmio.out.bind(dispatcher.socket);
+  dispatcher.irq.bind(interrupt);
+  for (int i = 0; i < config.sm.count; ++i) {
+    sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), config.sm,
+                                        config.sim.mode, index, i));
+    sms_.back()->socket.bind(router.in);
+    dispatcher.connect(*sms_.back());
+  }
+}
+
+nlohmann::json Gpu::report() const {
+  nlohmann::json sms = nlohmann::json::array();
+  for (const auto& sm : sms_) sms.push_back(sm->report());
+  return {{"gpu", index_},
+          {"memory", memory.report()},
+          {"l2", l2.report()},
+          {"router", router.report()},
+          {"sms", sms}};
+}
+
+std::string Gpu::pending_work() const {
+  std::string stuck;
+  const auto add = [&stuck](const std::string& what) {
+    stuck += (stuck.empty() ? "" : "; ") + what;
+  };
+  if (const auto pending = memory.pending()) {
+    add(std::string(memory.name()) + " holds " + std::to_string(pending) + " unfinished requests");
+  }
+  if (const auto pending = l2.pending()) {
+    add(std::string(l2.name()) + " holds " + std::to_string(pending) + " unfinished accesses");
+  }
+  if (dispatcher.status() == dispatcher::kRunning) {
+    add(std::string(dispatcher.name()) + " is still running a kernel");
+  }
+  return stuck;
 }
 
 }  // namespace t3

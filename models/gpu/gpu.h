@@ -1,15 +1,23 @@
-// One GPU's netlist: router, memory controller with HBM, and the MMIO window with its register
-// blocks. Link ports are the router's out ports from kFirstLinkPort on, bound by the system.
-// Initiators (host, SMs, DMA engine, traffic generators) bind to router.in.
+// One GPU's netlist: SMs and their dispatcher, router, memory-side L2, memory controller with
+// HBM, and the MMIO window with its register blocks. Link ports are the router's out ports from
+// kFirstLinkPort on, bound by the system. Initiators outside the GPU (the host, traffic
+// generators) bind to router.in; the dispatcher's interrupt is the `interrupt` signal.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "config/system_config.h"
 #include "models/gpu/device_info.h"
+#include "models/gpu/mmio_map.h"
 #include "models/hbm/memory_controller.h"
+#include "models/l2/l2_cache.h"
+#include "models/sm/dispatcher.h"
+#include "models/sm/sm.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/mmio_bus.h"
 #include "tlm_interconnect/router.h"
@@ -23,20 +31,32 @@ class Gpu : public sc_core::sc_module {
   static constexpr int kFirstLinkPort = 2;
 
   // Offsets of the register blocks inside the MMIO window (docs/registers.md).
-  static constexpr std::uint64_t kDeviceInfoOffset = 0x0000;
-  static constexpr std::uint64_t kRegisterBlockSize = 0x1000;
+  static constexpr std::uint64_t kDeviceInfoOffset = mmio_map::kDeviceInfo;
+  static constexpr std::uint64_t kDispatcherOffset = mmio_map::kDispatcher;
+  static constexpr std::uint64_t kRegisterBlockSize = mmio_map::kBlockSize;
 
   Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, const AddressMap& map);
 
   int index() const { return index_; }
+  Sm& sm(int i) { return *sms_.at(static_cast<std::size_t>(i)); }
+  int sms() const { return static_cast<int>(sms_.size()); }
+
+  // Statistics of every block of this GPU.
+  nlohmann::json report() const;
+  // What this GPU still holds at the end of a run (empty if nothing): a deadlock if not empty.
+  std::string pending_work() const;
 
   Router router;
+  L2Cache l2;
   MemoryController memory;
   MmioBus mmio;
   DeviceInfo device_info;
+  Dispatcher dispatcher;
+  sc_core::sc_signal<bool> interrupt;  // dispatcher -> host
 
  private:
   int index_;
+  std::vector<std::unique_ptr<Sm>> sms_;
 };
 
 }  // namespace t3

@@ -56,7 +56,8 @@ struct MemoryController::Impl {
     std::deque<Ref> refs;             // parallel to queue
     std::deque<std::pair<QueuedRequest, Ref>> waiting;  // back-pressured, arrival order
     sc_core::sc_time free_at;                           // data bus free from here on
-    std::optional<sc_core::sc_time> retry_at;  // the policy declined and asked to be re-asked
+    std::optional<sc_core::sc_time> retry_at;   // the policy declined and asked to be re-asked
+    std::optional<sc_core::sc_time> scheduled;  // the wake-up booked in `wakeups`, if any
     std::array<int, kTrafficClasses> occupancy{};
     std::unique_ptr<ArbitrationPolicy> policy;
   };
@@ -291,44 +292,63 @@ struct MemoryController::Impl {
     }
   }
 
-  // Everything due now, on all channels; then one notification for the next thing that happens.
+  // Channels are visited only when something is due for them: an arrival at this activation, or a
+  // wake-up (bus free or policy retry) that has come. So an activation costs what it serves, not
+  // the channel count.
   void activate() {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
+    due.clear();
     while (!arrivals.empty() && arrivals.front().at <= now) {
       std::pop_heap(arrivals.begin(), arrivals.end(), std::greater<>());
       Transaction* transaction = arrivals.back().transaction;
       arrivals.pop_back();
       for (std::uint32_t sub = 0; sub < transaction->subs.size(); ++sub) {
         arrive(*transaction, sub, now);
+        due.push_back(transaction->subs[sub].channel);
       }
     }
-
+    while (!wakeups.empty() && wakeups.front().first <= now) {
+      std::pop_heap(wakeups.begin(), wakeups.end(), std::greater<>());
+      due.push_back(wakeups.back().second);
+      wakeups.pop_back();
+    }
+    // Channel order keeps service deterministic and independent of how a channel became due.
+    std::sort(due.begin(), due.end());
+    due.erase(std::unique(due.begin(), due.end()), due.end());
+    for (int k : due) serve_channel(k, now);
     std::optional<sc_core::sc_time> next;
-    auto consider = [&next](sc_core::sc_time at) {
-      if (!next || at < *next) next = at;
-    };
-    for (std::size_t k = 0; k < channels.size(); ++k) {
-      Channel& ch = channels[k];
-      while (ch.free_at <= now && !ch.queue.empty()) {
-        const std::optional<std::size_t> pick = ch.policy->pick(ch.queue, now);
-        if (!pick) {
-          const sc_core::sc_time retry = ch.policy->retry_after();
-          if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = now + retry;
-          break;
-        }
-        ch.retry_at.reset();
-        serve(static_cast<int>(k), *pick, now);
-      }
-      if (ch.queue.empty()) continue;
-      if (ch.free_at > now) {
-        consider(ch.free_at);
-      } else if (ch.retry_at && *ch.retry_at > now) {
-        consider(*ch.retry_at);
-      }
-    }
-    if (!arrivals.empty()) consider(arrivals.front().at);
+    if (!wakeups.empty()) next = wakeups.front().first;
+    if (!arrivals.empty() && (!next || arrivals.front().at < *next)) next = arrivals.front().at;
     if (next) wake.notify(*next - now);
     retire(now);
+  }
+
+  // Serves channel k while its bus is free, then books its next wake-up if work remains.
+  void serve_channel(int k, sc_core::sc_time now) {
+    Channel& ch = channels[static_cast<std::size_t>(k)];
+    if (ch.scheduled && *ch.scheduled <= now) ch.scheduled.reset();  // its wake-up has come
+    while (ch.free_at <= now && !ch.queue.empty()) {
+      const std::optional<std::size_t> pick = ch.policy->pick(ch.queue, now);
+      if (!pick) {
+        const sc_core::sc_time retry = ch.policy->retry_after();
+        if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = now + retry;
+        break;
+      }
+      ch.retry_at.reset();
+      serve(k, *pick, now);
+    }
+    if (ch.queue.empty()) return;
+    std::optional<sc_core::sc_time> at;
+    if (ch.free_at > now) {
+      at = ch.free_at;
+    } else if (ch.retry_at && *ch.retry_at > now) {
+      at = ch.retry_at;
+    }
+    if (at && ch.scheduled != at) {  // one heap entry per booked time
+      ch.scheduled = at;
+      wakeups.emplace_back(*at, k);
+      std::push_heap(wakeups.begin(), wakeups.end(), std::greater<>());
+    }
   }
 
   std::size_t pending() const {
@@ -347,9 +367,11 @@ struct MemoryController::Impl {
   sc_core::sc_time alu_latency;
 
   std::vector<Channel> channels;
-  std::optional<BackingStore> store;  // functional mode only
-  sc_core::sc_event wake;             // the method's trigger
-  std::vector<Arrival> arrivals;      // min-heap by arrival time
+  std::optional<BackingStore> store;                      // functional mode only
+  sc_core::sc_event wake;                                 // the method's trigger
+  std::vector<Arrival> arrivals;                          // min-heap by arrival time
+  std::vector<std::pair<sc_core::sc_time, int>> wakeups;  // min-heap: (time, channel) to serve
+  std::vector<int> due;  // channels to serve at this activation (scratch)
   std::uint64_t issue_order = 0;
   std::uint64_t sequence = 0;
   std::vector<std::unique_ptr<Transaction>> transactions;

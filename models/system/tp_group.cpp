@@ -17,7 +17,8 @@ TpGroup::TpGroup(sc_core::sc_module_name name, const SystemConfig& config)
     : sc_module(name),
       config_(config),
       map_(checked_map(config)),
-      topology_(config.topology.kind, static_cast<int>(config.gpus)) {
+      topology_(config.topology.kind, static_cast<int>(config.gpus)),
+      barrier_("barrier", static_cast<int>(config.gpus)) {
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(config.sim.quantum_ns, sc_core::SC_NS));
   for (int g = 0; g < config.gpus; ++g) {
     gpus_.push_back(std::make_unique<Gpu>(("gpu" + std::to_string(g)).c_str(), g, config_, map_));
@@ -28,6 +29,35 @@ TpGroup::TpGroup(sc_core::sc_module_name name, const SystemConfig& config)
   }
   wire_links();
   set_routes();
+  for (auto& gpu : gpus_) {
+    hosts_.push_back(
+        std::make_unique<Host>(("host" + std::to_string(gpu->index())).c_str(), gpu->index()));
+    hosts_.back()->socket.bind(gpu->router.in);
+    hosts_.back()->irq.bind(gpu->interrupt);
+    hosts_.back()->barrier.bind(barrier_);
+  }
+}
+
+void TpGroup::load(const std::vector<Program>& programs) {
+  if (programs.size() > hosts_.size()) {
+    throw std::invalid_argument(std::to_string(programs.size()) + " programs for " +
+                                std::to_string(hosts_.size()) + " GPUs");
+  }
+  for (std::size_t g = 0; g < programs.size(); ++g) hosts_[g]->load(programs[g]);
+}
+
+bool TpGroup::hosts_done() const {
+  for (const auto& host : hosts_) {
+    if (!host->done() || host->failed()) return false;
+  }
+  return true;
+}
+
+std::string TpGroup::host_error() const {
+  for (const auto& host : hosts_) {
+    if (host->failed()) return host->error();
+  }
+  return {};
 }
 
 Router& TpGroup::node_router(int node) {
@@ -73,11 +103,7 @@ void TpGroup::set_routes() {
 
 nlohmann::json TpGroup::report() const {
   nlohmann::json report;
-  for (const auto& gpu : gpus_) {
-    report["gpus"].push_back({{"gpu", gpu->index()},
-                              {"memory", gpu->memory.report()},
-                              {"router", gpu->router.report()}});
-  }
+  for (const auto& gpu : gpus_) report["gpus"].push_back(gpu->report());
   const auto& ends = topology_.links();
   for (std::size_t l = 0; l < links_.size(); ++l) {
     nlohmann::json link = links_[l]->report();
@@ -90,11 +116,13 @@ nlohmann::json TpGroup::report() const {
 
 void TpGroup::check_drained() const {
   std::string stuck;
-  for (const auto& gpu : gpus_) {
-    if (const auto pending = gpu->memory.pending()) {
-      stuck += std::string(stuck.empty() ? "" : "; ") + gpu->memory.name() + " holds " +
-               std::to_string(pending) + " unfinished requests";
-    }
+  const auto add = [&stuck](const std::string& what) {
+    if (!what.empty()) stuck += (stuck.empty() ? "" : "; ") + what;
+  };
+  for (const auto& gpu : gpus_) add(gpu->pending_work());
+  for (const auto& host : hosts_) {
+    if (!host->done() && !host->failed())
+      add(std::string(host->name()) + " did not finish its program");
   }
   if (!stuck.empty()) {
     throw std::runtime_error("simulation ended with work pending (deadlock): " + stuck);

@@ -1,5 +1,6 @@
 // The tensor-parallel group: N GPUs wired by the configured topology (ring, a link per pair, or
-// one switch), with routes set so any GPU reaches any other's HBM and MMIO.
+// one switch), with routes set so any GPU reaches any other's HBM and MMIO, and one host per GPU
+// that runs that GPU's program.
 #pragma once
 
 #include <memory>
@@ -10,10 +11,13 @@
 
 #include "config/system_config.h"
 #include "models/gpu/gpu.h"
+#include "models/host/barrier.h"
+#include "models/host/host.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/nvlink.h"
 #include "tlm_interconnect/router.h"
 #include "tlm_interconnect/topology.h"
+#include "workloads/program.h"
 
 namespace t3 {
 
@@ -24,15 +28,24 @@ class TpGroup : public sc_core::sc_module {
 
   int gpus() const { return static_cast<int>(gpus_.size()); }
   Gpu& gpu(int index) { return *gpus_.at(index); }
+  const Gpu& gpu(int index) const { return *gpus_.at(index); }
   const AddressMap& address_map() const { return map_; }
   const Topology& topology() const { return topology_; }
   const SystemConfig& config() const { return config_; }
   NvLink& link(int index) { return *links_.at(index); }
+  Host& host(int index) { return *hosts_.at(index); }
+  // Before sc_start: one program per GPU (fewer programs leave the remaining hosts idle).
+  void load(const std::vector<Program>& programs);
+  // Every host finished its program without an error.
+  bool hosts_done() const;
+  // The first host error, empty if none.
+  std::string host_error() const;
   int links() const { return static_cast<int>(links_.size()); }
 
   // Statistics of every block, gathered once at the end of a run.
   nlohmann::json report() const;
-  // Throws std::runtime_error naming every block that still holds work (a deadlock).
+  // Throws std::runtime_error naming every block that still holds work (a deadlock), including
+  // hosts that did not reach the end of their program.
   void check_drained() const;
 
  private:
@@ -47,6 +60,8 @@ class TpGroup : public sc_core::sc_module {
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::unique_ptr<Router> switch_;
   std::vector<std::unique_ptr<NvLink>> links_;
+  HostBarrier barrier_;
+  std::vector<std::unique_ptr<Host>> hosts_;
 };
 
 }  // namespace t3

@@ -176,6 +176,7 @@ TEST_CASE("work still pending when the simulation stops is reported as a deadloc
   TrafficGenerator generator("generator", Origin{0, 0});
   generator.socket.bind(group.gpu(0).router.in);
   TrafficPattern pattern = write_of(group.address_map().hbm_base(0), 1 << 20, 0);
+  pattern.extension.cache_hint = CacheHint::Uncached;  // straight into the controller's queues
   pattern.streams = 8;
   generator.add(pattern);
   sc_core::sc_start(200, sc_core::SC_NS);  // stop while requests are queued

@@ -1,0 +1,41 @@
+// Barrier between the hosts of a TP group: a host's Barrier command blocks until every host
+// reached the barrier with the same id.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include <systemc>
+
+namespace t3 {
+
+struct BarrierIf : virtual sc_core::sc_interface {
+  // Blocks the calling thread until `parties` callers arrived with this id (then all resume in
+  // the same delta). An id can be reused once it released.
+  virtual void arrive_and_wait(std::uint32_t id) = 0;
+};
+
+class HostBarrier : public sc_core::sc_module, public BarrierIf {
+ public:
+  HostBarrier(sc_core::sc_module_name name, int parties);
+
+  void arrive_and_wait(std::uint32_t id) override;
+
+  int parties() const { return parties_; }
+  // Threads waiting at barrier `id` now.
+  int waiting(std::uint32_t id) const;
+  // Times barrier `id` released its parties.
+  std::uint64_t releases(std::uint32_t id) const;
+
+ private:
+  struct State {
+    int arrived = 0;
+    std::uint64_t generation = 0;
+    sc_core::sc_event released;
+  };
+  int parties_;
+  std::map<std::uint32_t, std::unique_ptr<State>> states_;
+};
+
+}  // namespace t3

@@ -1,0 +1,145 @@
+#include "models/host/host.h"
+
+#include <cstring>
+
+#include "models/sm/dispatcher_registers.h"
+#include "tlm_interconnect/address_map.h"
+
+namespace t3 {
+
+namespace {
+
+std::string hex32(std::uint32_t value) {
+  return hex(value);
+}
+
+std::string response_name(tlm::tlm_response_status status) {
+  tlm::tlm_generic_payload payload;
+  payload.set_response_status(status);
+  return payload.get_response_string();
+}
+
+}  // namespace
+
+Host::Host(sc_core::sc_module_name name, int gpu)
+    : sc_core::sc_module(name), socket("socket"), irq("irq"), barrier("barrier"), gpu_(gpu) {
+  SC_HAS_PROCESS(Host);
+  SC_THREAD(run);
+}
+
+void Host::load(const Program& program) {
+  program_ = program;
+}
+
+void Host::run() {
+  finish_times_.reserve(program_.commands.size());
+  for (const HostCommand& command : program_.commands) {
+    std::string failure = execute(command);
+    if (!failure.empty()) {
+      error_ = std::move(failure);
+      SC_REPORT_INFO("t3/host", (std::string(name()) + ": " + error_).c_str());
+      finished.notify(sc_core::SC_ZERO_TIME);
+      return;
+    }
+    finish_times_.push_back(sc_core::sc_time_stamp());
+  }
+  done_ = true;
+  finished.notify(sc_core::SC_ZERO_TIME);
+}
+
+tlm::tlm_response_status Host::access(bool write, std::uint64_t address, std::uint32_t& value) {
+  T3Extension extension;
+  extension.op = write ? Op::Write : Op::Read;
+  extension.origin = {static_cast<std::uint16_t>(gpu_), 0};
+  extension.unit_kind = UnitKind::Host;
+  tlm::tlm_generic_payload* payload = make_payload(pool_, address, 4, extension);
+  if (write) std::memcpy(payload->get_data_ptr(), &value, 4);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket->b_transport(*payload, delay);
+  const tlm::tlm_response_status status = payload->get_response_status();
+  if (!write && status == tlm::TLM_OK_RESPONSE) std::memcpy(&value, payload->get_data_ptr(), 4);
+  payload->release();
+  if (delay > sc_core::SC_ZERO_TIME) wait(delay);
+  return status;
+}
+
+std::string Host::where(const char* what, const HostCommand& command) const {
+  return "gpu" + std::to_string(gpu_) + ": " + what + " '" + command.note + "'";
+}
+
+std::string Host::execute(const HostCommand& command) {
+  using Kind = HostCommand::Kind;
+  switch (command.kind) {
+    case Kind::WriteRegister: {
+      std::uint32_t value = command.value;
+      const auto status = access(true, command.address, value);
+      if (status != tlm::TLM_OK_RESPONSE) {
+        return where("write", command) + ": MMIO write of " + hex32(command.value) + " at " +
+               hex(command.address) + " failed: " + response_name(status);
+      }
+      return {};
+    }
+    case Kind::ExpectRegister: {
+      std::uint32_t value = 0;
+      const auto status = access(false, command.address, value);
+      if (status != tlm::TLM_OK_RESPONSE) {
+        return where("expect", command) + ": MMIO read at " + hex(command.address) +
+               " failed: " + response_name(status);
+      }
+      if (value != command.value) {
+        return where("expect", command) + ": register at " + hex(command.address) + " reads " +
+               std::to_string(value) + " (" + hex32(value) + "), expected " +
+               std::to_string(command.value) + " (" + hex32(command.value) + ")";
+      }
+      return {};
+    }
+    case Kind::WaitKernel: {
+      const std::string at = " [dispatcher at " + hex(command.address) + "]";
+      while (!irq.read()) wait(irq.value_changed_event());
+      std::uint32_t status = 0;
+      if (access(false, command.address + dispatcher::kStatus, status) != tlm::TLM_OK_RESPONSE) {
+        return where("launch", command) + ": reading the dispatcher's STATUS failed" + at;
+      }
+      std::string failure;
+      if (status == dispatcher::kFailed) {
+        std::uint32_t error = 0;
+        access(false, command.address + dispatcher::kError, error);
+        failure = where("launch", command) +
+                  (error == dispatcher::kMemoryFault ? ": the kernel failed: "
+                                                     : ": dispatcher rejected the kernel: ") +
+                  dispatcher::launch_error_name(error) + " (error " + std::to_string(error) + ")";
+        if (error == dispatcher::kMemoryFault) {
+          std::uint32_t lo = 0, hi = 0;
+          access(false, command.address + dispatcher::kFaultLow, lo);
+          access(false, command.address + dispatcher::kFaultHigh, hi);
+          failure += " at " + hex((static_cast<std::uint64_t>(hi) << 32) | lo);
+        }
+        failure += at;
+      } else if (status != dispatcher::kDone) {
+        return where("launch", command) + ": interrupt with STATUS " + std::to_string(status) +
+               " (expected done)" + at;
+      }
+      std::uint32_t ack = 1;
+      if (access(true, command.address + dispatcher::kIrqAck, ack) != tlm::TLM_OK_RESPONSE) {
+        return failure.empty() ? where("launch", command) + ": IRQ_ACK write failed" + at : failure;
+      }
+      // The line drops once the dispatcher saw the acknowledgement; the next WaitKernel must not
+      // see this interrupt again.
+      while (irq.read()) wait(irq.value_changed_event());
+      return failure;
+    }
+    case Kind::Barrier:
+      if (barrier.size() == 0) {
+        return where("barrier", command) + ": no barrier is bound to this host (barrier " +
+               std::to_string(command.value) + ")";
+      }
+      barrier->arrive_and_wait(command.value);
+      return {};
+    case Kind::Delay:
+      wait(sc_core::sc_time(static_cast<double>(command.value), sc_core::SC_NS));
+      return {};
+  }
+  return where("command", command) + ": unknown command kind";
+}
+
+}  // namespace t3

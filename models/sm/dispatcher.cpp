@@ -1,0 +1,340 @@
+#include "models/sm/dispatcher.h"
+
+#include <algorithm>
+#include <string>
+
+#include "models/sm/sm.h"
+
+namespace t3 {
+
+using namespace dispatcher;
+
+namespace {
+
+std::uint32_t low(std::uint64_t value) {
+  return static_cast<std::uint32_t>(value);
+}
+std::uint32_t high(std::uint64_t value) {
+  return static_cast<std::uint32_t>(value >> 32);
+}
+void set_low(std::uint64_t& field, std::uint32_t value) {
+  field = (field & 0xffffffff00000000ull) | value;
+}
+void set_high(std::uint64_t& field, std::uint32_t value) {
+  field = (field & 0xffffffffull) | (static_cast<std::uint64_t>(value) << 32);
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map,
+                       int gpu, sc_core::sc_time mmio_latency)
+    : RegisterBlock(name, mmio_latency),
+      irq("irq"),
+      work("work"),
+      done("done"),
+      config_(config),
+      map_(map),
+      gpu_(gpu) {
+  if (config.count < 1) throw ConfigError("sm.count: must be at least 1");
+  if (config.occupancy < 1) throw ConfigError("sm.occupancy: must be at least 1");
+  if (config.launch_latency_ns < 0) throw ConfigError("sm.launch_latency_ns: must be >= 0");
+  if (config.dispatch_ns < 0) throw ConfigError("sm.dispatch_ns: must be >= 0");
+
+  auto ro = [this](std::uint64_t offset, const char* reg, const char* doc, const std::uint32_t& f) {
+    add_register(offset, reg, doc, [&f] { return f; });
+  };
+  auto rw = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
+                   std::uint32_t& f) {
+    add_register(
+        offset, reg, doc, [&f] { return f; }, [&f](std::uint32_t v) { f = v; });
+  };
+  auto rw64 = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
+                     std::uint64_t& f) {
+    add_register(
+        offset, reg + "_LO", doc + ", bits 31:0", [&f] { return low(f); },
+        [&f](std::uint32_t v) { set_low(f, v); });
+    add_register(
+        offset + 4, reg + "_HI", doc + ", bits 63:32", [&f] { return high(f); },
+        [&f](std::uint32_t v) { set_high(f, v); });
+  };
+  Descriptor& d = descriptor_;
+  ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", status_);
+  ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", error_);
+  add_register(
+      kDoorbell, "DOORBELL", "write 1: validate the descriptor and launch it (reads 0)",
+      [] { return 0u; }, [this](std::uint32_t v) { doorbell(v); });
+  add_register(
+      kIrqAck, "IRQ_ACK", "write 1: drop the interrupt line (reads 0)", [] { return 0u; },
+      [this](std::uint32_t v) { irq_ack(v); });
+  rw(kKernel, "KERNEL", "KernelKind: 1 GEMM", d.kernel);
+  rw(kM, "M", "rows of A and C", d.m);
+  rw(kN, "N", "columns of B and C", d.n);
+  rw(kK, "K", "columns of A, rows of B", d.k);
+  rw(kTileM, "TILE_M", "tile rows (A, C)", d.tile_m);
+  rw(kTileN, "TILE_N", "tile columns (B, C)", d.tile_n);
+  rw(kTileK, "TILE_K", "K step (A tile columns, B tile rows)", d.tile_k);
+  rw(kElement, "ELEMENT", "element type of A and B: 0 fp32, 1 fp16, 2 bf16", d.element);
+  rw(kOutElement, "OUT_ELEMENT", "element type of the output: 0 fp32, 1 fp16, 2 bf16",
+     d.out_element);
+  rw(kWgOrder, "WG_ORDER", "0 row-major, 1 column-major, 2 chunk-staggered", d.order);
+  rw(kChunks, "CHUNKS", "output chunks, 1..64 (resets to 1)", d.chunks);
+  rw(kFirstChunk, "FIRST_CHUNK", "chunk dispatched first (chunk-staggered order)", d.first_chunk);
+  rw64(kALow, "A", "base address of A (M x K, tiles TILE_M x TILE_K)", d.a);
+  rw64(kBLow, "B", "base address of B (K x N, tiles TILE_K x TILE_N)", d.b);
+  ro(kCompletedWgs, "COMPLETED_WGS", "workgroups finished, this launch", completed_wgs_);
+  ro(kLaunches, "LAUNCHES", "kernels run to completion since reset", launches_completed_);
+  ro(kDispatchedWgs, "DISPATCHED_WGS", "workgroups dispatched, this launch", dispatched_wgs_);
+  add_register(kFaultLow, "FAULT_LO", "first faulting address of the last launch, bits 31:0",
+               [this] { return low(fault_address_); });
+  add_register(kFaultHigh, "FAULT_HI", "first faulting address of the last launch, bits 63:32",
+               [this] { return high(fault_address_); });
+  for (int c = 0; c < kMaxChunks; ++c) {
+    const std::uint64_t entry = kOutMap + static_cast<std::uint64_t>(c) * kOutMapStride;
+    const std::string reg = "OUT" + std::to_string(c);
+    const std::string chunk = "output chunk " + std::to_string(c);
+    auto& out = d.out[static_cast<std::size_t>(c)];
+    rw64(entry + kOutBaseLow, reg + "_BASE", chunk + ": buffer base address", out.base);
+    rw(entry + kOutOp, reg + "_OP", chunk + ": 0 store, 1 update (add)", out.op);
+    rw(entry + kOutFlags, reg + "_FLAGS", chunk + ": bit 0 uncached, bit 1 tagged", out.flags);
+  }
+
+  SC_HAS_PROCESS(Dispatcher);
+  SC_THREAD(run);
+  SC_METHOD(drive_irq);
+  sensitive << irq_event_;
+  dont_initialize();
+}
+
+void Dispatcher::connect(Sm& sm) {
+  const std::size_t index = work_fifos_.size();
+  if (sm.index() != static_cast<int>(index)) {
+    SC_REPORT_ERROR(name(),
+                    (std::string(sm.name()) + " has SM index " + std::to_string(sm.index()) +
+                     " but is connected as SM " + std::to_string(index))
+                        .c_str());
+  }
+  const auto depth = static_cast<int>(config_.occupancy);
+  const std::string prefix = std::string(basename()) + "_sm" + std::to_string(index);
+  work_fifos_.push_back(
+      std::make_unique<sc_core::sc_fifo<WorkItem>>((prefix + "_work").c_str(), depth));
+  done_fifos_.push_back(
+      std::make_unique<sc_core::sc_fifo<WgDone>>((prefix + "_done").c_str(), depth));
+  work(*work_fifos_.back());
+  sm.work(*work_fifos_.back());
+  done(*done_fifos_.back());
+  sm.done(*done_fifos_.back());
+}
+
+void Dispatcher::end_of_elaboration() {
+  if (work.size() != config_.count || done.size() != config_.count) {
+    SC_REPORT_ERROR(name(), ("sm.count is " + std::to_string(config_.count) + " but " +
+                             std::to_string(work.size()) + " SMs are connected")
+                                .c_str());
+  }
+}
+
+bool Dispatcher::mapped(std::uint64_t address, std::uint64_t elements,
+                        std::uint64_t element_bytes) const {
+  std::uint64_t bytes;
+  if (__builtin_mul_overflow(elements, element_bytes, &bytes)) return false;
+  const auto decoded = map_.decode(address, bytes);
+  return decoded && decoded->window == Window::Hbm;
+}
+
+LaunchError Dispatcher::validate(Kernel& kernel) const {
+  const Descriptor& d = descriptor_;
+  if (d.kernel != kGemm) return kBadKernel;
+  if (d.m == 0 || d.n == 0 || d.k == 0 || d.tile_m == 0 || d.tile_n == 0 || d.tile_k == 0) {
+    return kZeroSize;
+  }
+  if (d.element > 2 || d.out_element > 2 || d.order > 2) return kBadKernel;
+  const std::int64_t grid_rows = (std::int64_t{d.m} + d.tile_m - 1) / d.tile_m;
+  if (d.chunks == 0 || d.chunks > static_cast<std::uint32_t>(kMaxChunks) || d.chunks > grid_rows ||
+      d.first_chunk >= d.chunks) {
+    return kBadChunks;
+  }
+  for (std::uint32_t c = 0; c < d.chunks; ++c) {
+    if (d.out[c].op > 1) return kBadKernel;
+  }
+  const auto element = static_cast<ElementType>(d.element);
+  const auto out_element = static_cast<ElementType>(d.out_element);
+  const std::uint64_t eb = element_bytes(element);
+  const std::uint64_t ob = element_bytes(out_element);
+  if (!mapped(d.a, std::uint64_t{d.m} * d.k, eb) || !mapped(d.b, std::uint64_t{d.k} * d.n, eb)) {
+    return kUnmappedBuffer;
+  }
+  const ChunkSplit split(grid_rows, d.chunks);
+  for (std::uint32_t c = 0; c < d.chunks; ++c) {
+    const std::int64_t first_row = split.first_tile_row(c) * d.tile_m;
+    const std::int64_t end_row =
+        std::min<std::int64_t>(d.m, split.first_tile_row(c + 1) * d.tile_m);
+    if (!mapped(d.out[c].base, static_cast<std::uint64_t>(end_row - first_row) * d.n, ob)) {
+      return kUnmappedBuffer;
+    }
+  }
+
+  kernel.kind = kGemm;
+  GemmKernel& g = kernel.gemm;
+  g.m = d.m, g.n = d.n, g.k = d.k;
+  g.tile_m = d.tile_m, g.tile_n = d.tile_n, g.tile_k = d.tile_k;
+  g.element = element;
+  g.out_element = out_element;
+  g.a = d.a, g.b = d.b;
+  g.split.emplace(split);
+  g.order = static_cast<WgOrder>(d.order);
+  g.first_chunk = d.first_chunk;
+  g.outputs.clear();
+  for (std::uint32_t c = 0; c < d.chunks; ++c) {
+    OutputTarget out;
+    out.base = d.out[c].base;
+    out.op = d.out[c].op == 1 ? Op::Update : Op::Write;
+    out.cache_hint = (d.out[c].flags & kUncached) ? CacheHint::Uncached : CacheHint::Cached;
+    out.tagged = (d.out[c].flags & kTagged) != 0;
+    g.outputs.push_back(out);
+  }
+  return kNoError;
+}
+
+void Dispatcher::doorbell(std::uint32_t value) {
+  if (value != 1) return;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  LaunchRecord record{next_launch_++, now, now, now, kIdle, kNoError, 0};
+  if (running_) {
+    // The running kernel goes on (and sets STATUS again when it ends); this doorbell failed.
+    record.error = kBusy;
+    record.status = kFailed;
+    launches_.push_back(record);
+    reject(kBusy);
+    return;
+  }
+  auto kernel = std::make_shared<Kernel>();
+  kernel->launch = record.launch;
+  const LaunchError error = validate(*kernel);
+  if (error != kNoError) {
+    record.error = error;
+    record.status = kFailed;
+    launches_.push_back(record);
+    reject(error);
+    return;
+  }
+  record.status = kRunning;
+  record.workgroups = kernel->gemm.tiles();
+  launches_.push_back(record);
+  running_ = true;
+  status_ = kRunning;
+  error_ = kNoError;
+  completed_wgs_ = 0;
+  dispatched_wgs_ = 0;
+  fault_address_ = 0;
+  pending_ = std::move(kernel);
+  launch_event_.notify(sc_core::sc_time(config_.launch_latency_ns, sc_core::SC_NS));
+}
+
+void Dispatcher::reject(LaunchError error) {
+  status_ = kFailed;
+  error_ = error;
+  raise_irq();
+}
+
+void Dispatcher::irq_ack(std::uint32_t value) {
+  if (value != 1) return;
+  irq_level_ = false;
+  irq_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Dispatcher::raise_irq() {
+  irq_level_ = true;
+  irq_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void Dispatcher::drive_irq() {
+  irq.write(irq_level_);
+}
+
+void Dispatcher::run() {
+  const int sms = static_cast<int>(work.size());
+  const auto occupancy = static_cast<int>(config_.occupancy);
+  const sc_core::sc_time spacing(config_.dispatch_ns, sc_core::SC_NS);
+  sc_core::sc_event_or_list any_done;
+  for (int s = 0; s < sms; ++s) any_done |= done[s]->data_written_event();
+  std::vector<int> free_slots(static_cast<std::size_t>(sms));
+
+  for (;;) {
+    wait(launch_event_);
+    const std::shared_ptr<const Kernel> kernel = std::move(pending_);
+    const GemmKernel& g = kernel->gemm;
+    // launches_ may grow while this launch runs (busy doorbells): keep an index, not a pointer.
+    std::size_t record = launches_.size();
+    while (record-- > 0 && launches_[record].launch != kernel->launch) {
+    }
+    sc_assert(record < launches_.size());
+    launches_[record].start = sc_core::sc_time_stamp();
+
+    const std::vector<std::int64_t> order =
+        wg_order(g.grid_rows(), g.grid_cols(), g.order, g.split->chunks(), g.first_chunk);
+    const auto total = static_cast<std::int64_t>(order.size());
+    std::fill(free_slots.begin(), free_slots.end(), occupancy);
+    std::int64_t next = 0, completed = 0;
+    bool fault = false;
+    int first_sm = 0;  // ties between SMs go round-robin from here
+    sc_core::sc_time last_dispatch;
+    while (completed < total) {
+      for (int s = 0; s < sms; ++s) {
+        while (done[s]->num_available() > 0) {
+          const WgDone finished = done[s]->read();
+          ++free_slots[static_cast<std::size_t>(s)];
+          ++completed;
+          ++completed_wgs_;
+          if (finished.fault && !fault) {
+            fault = true;
+            fault_address_ = finished.fault_address;
+          }
+        }
+      }
+      if (completed == total) break;
+      // Breadth first: the SM with the most free slots takes the next workgroup.
+      int pick = -1;
+      for (int i = 0; next < total && i < sms; ++i) {
+        const int s = (first_sm + i) % sms;
+        if (free_slots[static_cast<std::size_t>(s)] > 0 &&
+            (pick < 0 || free_slots[static_cast<std::size_t>(s)] >
+                             free_slots[static_cast<std::size_t>(pick)])) {
+          pick = s;
+        }
+      }
+      if (pick < 0) {
+        wait(any_done);
+        continue;
+      }
+      if (next > 0) {
+        const sc_core::sc_time at = last_dispatch + spacing;
+        if (at > sc_core::sc_time_stamp()) {
+          wait(at - sc_core::sc_time_stamp());
+          continue;  // completions may have come meanwhile
+        }
+      }
+      const bool written =
+          work[pick]->nb_write(WorkItem{kernel, order[static_cast<std::size_t>(next)]});
+      sc_assert(written);
+      (void)written;
+      last_dispatch = sc_core::sc_time_stamp();
+      dispatched_.push_back(
+          {kernel->launch, order[static_cast<std::size_t>(next)], pick, last_dispatch});
+      --free_slots[static_cast<std::size_t>(pick)];
+      ++dispatched_wgs_;
+      ++next;
+      first_sm = (pick + 1) % sms;
+    }
+
+    running_ = false;
+    status_ = fault ? kFailed : kDone;
+    error_ = fault ? kMemoryFault : kNoError;
+    ++launches_completed_;
+    launches_[record].end = sc_core::sc_time_stamp();
+    launches_[record].status = status_;
+    launches_[record].error = error_;
+    raise_irq();
+  }
+}
+
+}  // namespace t3

@@ -1,0 +1,113 @@
+// The dispatcher (command processor) of one GPU: a register block holding a kernel descriptor
+// (dispatcher_registers.h). A doorbell validates the descriptor; a valid launch, after
+// sm.launch_latency_ns, hands its workgroups in wg_order(...) to free SM slots (sm.count SMs x
+// sm.occupancy), sm.dispatch_ns apart, wave after wave as slots free up. Completion or rejection
+// raises `irq` until IRQ_ACK. A doorbell while a kernel runs is rejected (STATUS failed, ERROR
+// busy, irq); the running kernel goes on and sets STATUS again when it ends.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "config/system_config.h"
+#include "models/sm/dispatcher_registers.h"
+#include "models/sm/work_item.h"
+#include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/register_block.h"
+
+namespace t3 {
+
+class Sm;
+
+// One workgroup handed to an SM.
+struct DispatchRecord {
+  std::uint64_t launch;  // launch sequence number (0 for the first doorbell accepted)
+  std::int64_t tile;     // tile id: tile_row * grid_cols + tile_col
+  int sm;
+  sc_core::sc_time time;
+};
+
+// One doorbell: accepted or rejected, and when it finished.
+struct LaunchRecord {
+  std::uint64_t launch;
+  sc_core::sc_time doorbell;  // when the doorbell was written
+  sc_core::sc_time start;     // first workgroup dispatched (accepted launches)
+  sc_core::sc_time end;       // last workgroup finished, or the rejection
+  std::uint32_t status;       // dispatcher::Status at the end
+  std::uint32_t error;        // dispatcher::LaunchError
+  std::int64_t workgroups;
+};
+
+class Dispatcher : public RegisterBlock {
+ public:
+  sc_core::sc_out<bool> irq;  // high from completion/failure until IRQ_ACK
+  // One port per SM, in SM order (bind with connect(), or bind your own sc_fifo channels).
+  sc_core::sc_port<sc_core::sc_fifo_out_if<WorkItem>, 0> work;
+  sc_core::sc_port<sc_core::sc_fifo_in_if<WgDone>, 0> done;
+
+  Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map, int gpu,
+             sc_core::sc_time mmio_latency);
+
+  // Creates the work and completion fifos of `sm` (owned by the dispatcher) and binds both
+  // sides. Call once per SM, in SM index order, during elaboration.
+  void connect(Sm& sm);
+
+  const std::vector<DispatchRecord>& dispatched() const { return dispatched_; }
+  const std::vector<LaunchRecord>& launches() const { return launches_; }
+  std::uint32_t status() const { return status_; }
+  std::uint32_t error() const { return error_; }
+
+ private:
+  struct Descriptor {
+    std::uint32_t kernel = dispatcher::kNone;
+    std::uint32_t m = 0, n = 0, k = 0, tile_m = 0, tile_n = 0, tile_k = 0;
+    std::uint32_t element = 0, out_element = 0, order = 0, chunks = 1, first_chunk = 0;
+    std::uint64_t a = 0, b = 0;
+    struct Out {
+      std::uint64_t base = 0;
+      std::uint32_t op = 0, flags = 0;
+    };
+    std::vector<Out> out = std::vector<Out>(dispatcher::kMaxChunks);
+  };
+
+  void doorbell(std::uint32_t value);
+  void irq_ack(std::uint32_t value);
+  // Checks the descriptor; on success fills `kernel`.
+  dispatcher::LaunchError validate(Kernel& kernel) const;
+  bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;
+  void reject(dispatcher::LaunchError error);
+  void raise_irq();
+  void drive_irq();  // SC_METHOD: the only writer of `irq`
+  void run();        // SC_THREAD: runs accepted launches
+  void end_of_elaboration() override;
+
+  SmConfig config_;
+  AddressMap map_;
+  int gpu_;
+  Descriptor descriptor_;
+
+  std::uint32_t status_ = dispatcher::kIdle;
+  std::uint32_t error_ = dispatcher::kNoError;
+  std::uint32_t completed_wgs_ = 0;
+  std::uint32_t dispatched_wgs_ = 0;
+  std::uint32_t launches_completed_ = 0;
+  std::uint64_t fault_address_ = 0;
+  bool running_ = false;
+  bool irq_level_ = false;
+  std::uint64_t next_launch_ = 0;
+
+  std::shared_ptr<const Kernel> pending_;  // accepted, waiting for the launch latency
+  sc_core::sc_event launch_event_;
+  sc_core::sc_event irq_event_;
+  std::vector<std::unique_ptr<sc_core::sc_fifo<WorkItem>>> work_fifos_;
+  std::vector<std::unique_ptr<sc_core::sc_fifo<WgDone>>> done_fifos_;
+
+  std::vector<DispatchRecord> dispatched_;
+  std::vector<LaunchRecord> launches_;
+};
+
+}  // namespace t3

@@ -1,0 +1,76 @@
+// One streaming multiprocessor: `occupancy` workgroup slots sharing one math pipe, issuing its
+// memory traffic through one TLM initiator socket. Work arrives from the dispatcher through an
+// sc_fifo; each finished workgroup is reported back through another.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+
+#include "config/system_config.h"
+#include "models/sm/work_item.h"
+#include "tlm_interconnect/payload.h"
+
+namespace t3 {
+
+struct SmStats {
+  std::uint64_t wgs = 0;            // workgroups finished
+  sc_core::sc_time pipe_busy;       // math pipe reserved for compute
+  std::uint64_t bytes_read = 0;     // bytes of read requests answered OK
+  std::uint64_t bytes_written = 0;  // bytes of write and update requests answered OK
+  std::uint64_t reads = 0;          // read transactions
+  std::uint64_t writes = 0;         // write and update transactions
+  std::uint64_t faults = 0;         // transactions answered with an error response
+};
+
+class Sm : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<Sm> socket;            // to the GPU's router (or L2)
+  sc_core::sc_port<sc_core::sc_fifo_in_if<WorkItem>> work;  // from the dispatcher
+  sc_core::sc_port<sc_core::sc_fifo_out_if<WgDone>> done;   // to the dispatcher
+
+  Sm(sc_core::sc_module_name name, const SmConfig& config, SimMode mode, int gpu, int sm_index);
+
+  int index() const { return index_; }
+  const SmStats& stats() const { return stats_; }
+  nlohmann::json report() const;
+
+  // Seconds of math-pipe time of one GEMM step of h x w outputs over k_step (first principles:
+  // 2 h w k FLOPs at flops_per_clock x clock x efficiency).
+  double step_seconds(std::int64_t h, std::int64_t w, std::int64_t k_step) const;
+
+ private:
+  // Per-slot buffers (functional mode), reused from workgroup to workgroup.
+  struct Slot {
+    std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
+    std::vector<float> a_values, b_values, acc;
+  };
+  void slot_thread(int slot);
+  // Returns false after a fault (recorded in `result`).
+  bool run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone& result);
+  // Reads [address, address + bytes) in requests of at most request_bytes (element-aligned);
+  // in functional mode the data lands in `into`.
+  bool read(std::uint64_t address, std::uint64_t bytes, ElementType element, unsigned char* into,
+            WgDone& result);
+  bool write(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
+             const unsigned char* from, WgDone& result);
+  bool transport(tlm::tlm_generic_payload& payload, WgDone& result);
+  // Reserves the math pipe for `duration` from max(now, pipe free); returns the end time.
+  sc_core::sc_time reserve_pipe(sc_core::sc_time duration);
+
+  SmConfig config_;
+  SimMode mode_;
+  int gpu_;
+  int index_;
+  double flops_per_second_;
+  PayloadPool pool_;
+  sc_core::sc_time pipe_free_;
+  SmStats stats_;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace t3

@@ -1,0 +1,75 @@
+// What the dispatcher hands an SM (a workgroup of a kernel) and what the SM hands back when the
+// workgroup is finished. They travel through sc_fifo channels, one pair per SM.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+#include "models/sm/dispatcher_registers.h"
+#include "tlm_interconnect/payload.h"
+#include "workloads/gemm_layout.h"
+
+namespace t3 {
+
+// Where one chunk of a GEMM's output goes (one output-map entry of the dispatcher).
+struct OutputTarget {
+  std::uint64_t base = 0;
+  Op op = Op::Write;  // Write or Update (add)
+  CacheHint cache_hint = CacheHint::Cached;
+  bool tagged = false;  // stores carry the tile id as tracking tag
+};
+
+// A GEMM C (m x n) = A (m x k) x B (k x n), every matrix tile-contiguous (gemm_layout.h):
+// A in tiles tile_m x tile_k, B in tiles tile_k x tile_n, each output chunk a band of whole tile
+// rows stored tile-contiguously (tiles tile_m x tile_n) from its own base.
+struct GemmKernel {
+  std::int64_t m = 0, n = 0, k = 0;
+  std::int64_t tile_m = 0, tile_n = 0, tile_k = 0;
+  ElementType element = ElementType::Fp32;      // A and B
+  ElementType out_element = ElementType::Fp32;  // C
+  std::uint64_t a = 0, b = 0;
+  std::vector<OutputTarget> outputs;  // one per chunk
+  std::optional<ChunkSplit> split;    // output tile rows into chunks
+  WgOrder order = WgOrder::RowMajor;  // dispatch order of the workgroups
+  std::int64_t first_chunk = 0;       // chunk dispatched first (ChunkStaggered)
+
+  std::int64_t grid_rows() const { return (m + tile_m - 1) / tile_m; }
+  std::int64_t grid_cols() const { return (n + tile_n - 1) / tile_n; }
+  std::int64_t tiles() const { return grid_rows() * grid_cols(); }
+};
+
+// One validated launch, immutable while its workgroups run.
+struct Kernel {
+  dispatcher::KernelKind kind = dispatcher::kNone;
+  std::uint64_t launch = 0;  // sequence number of the launch at its dispatcher
+  GemmKernel gemm;           // kind == kGemm
+  // A later kind (collective kernels: read/reduce/write loops with flag polling) adds its own
+  // descriptor here.
+};
+
+// One workgroup: for a GEMM, the output tile `tile` (tile_row * grid_cols + tile_col).
+struct WorkItem {
+  std::shared_ptr<const Kernel> kernel;
+  std::int64_t tile = 0;
+};
+
+// A finished workgroup. A memory error response ends the workgroup early with `fault` set.
+struct WgDone {
+  std::int64_t tile = 0;
+  int sm = 0;
+  bool fault = false;
+  std::uint64_t fault_address = 0;
+};
+
+// sc_fifo prints its contents on request.
+inline std::ostream& operator<<(std::ostream& os, const WorkItem& item) {
+  return os << "wg(tile " << item.tile << ")";
+}
+inline std::ostream& operator<<(std::ostream& os, const WgDone& done) {
+  return os << "done(tile " << done.tile << ", sm " << done.sm << (done.fault ? ", fault)" : ")");
+}
+
+}  // namespace t3

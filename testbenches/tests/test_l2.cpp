@@ -1,0 +1,808 @@
+// Memory-side L2 in front of a memory controller: hits and misses, LRU replacement, bypass of
+// uncached accesses and updates, write-back, functional exactness under concurrency, latency,
+// bank bandwidth, geometry checks and error responses.
+// Each case builds its own design and runs sc_start once (ctest runs every case in its process).
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "models/hbm/memory_controller.h"
+#include "models/l2/l2_cache.h"
+#include "tlm_interconnect/element.h"
+
+using namespace t3;
+using sc_core::SC_NS;
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+using sc_core::SC_ZERO_TIME;
+
+namespace {
+
+constexpr int kCompute = static_cast<int>(TrafficClass::Compute);
+constexpr int kCommunication = static_cast<int>(TrafficClass::Communication);
+
+// 8 KiB, 4 ways, 128 B lines of four 32 B sectors: 16 sets. 4 banks of 32 B/ns: a line in 4 ns.
+L2Config small_l2() {
+  L2Config c;
+  c.size_bytes = 8192;
+  c.ways = 4;
+  c.line_bytes = 128;
+  c.sector_bytes = 32;
+  c.banks = 4;
+  c.bank_bytes_per_clock = 32;
+  c.clock_GHz = 1.0;
+  c.hit_latency_ns = 20;
+  return c;
+}
+
+// 4 channels of 32 B/ns, 50 ns latency.
+HbmConfig small_hbm() {
+  HbmConfig c;
+  c.capacity_bytes = 1 << 20;
+  c.channels = 4;
+  c.bandwidth_GBps = 128;
+  c.interleave_bytes = 256;
+  c.latency_ns = 50;
+  return c;
+}
+
+sc_time ns(double value) {
+  return sc_time(value, SC_NS);
+}
+
+double bank_ns(const L2Config& c, double bytes) {
+  return bytes / (c.bank_bytes_per_clock * c.clock_GHz);
+}
+
+double channel_ns(const HbmConfig& c, double bytes) {
+  return bytes / (c.bandwidth_GBps / static_cast<double>(c.channels));
+}
+
+std::uint64_t sectors(const L2Config& c, std::uint64_t bytes) {
+  return bytes / static_cast<std::uint64_t>(c.sector_bytes);
+}
+
+// Initiator -> L2 -> memory controller. Test threads issue through `socket`.
+struct Bench : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Bench> socket;
+  MemoryController mc;
+  L2Cache l2;
+  std::uint64_t base;
+
+  Bench(sc_core::sc_module_name name, const L2Config& l2_config, const HbmConfig& hbm_config,
+        SimMode mode, std::uint64_t window_base = 0, std::uint64_t l2_window = 0)
+      : sc_core::sc_module(name),
+        socket("socket"),
+        mc("mc", hbm_config, mode, window_base),
+        l2("l2", l2_config, mode, window_base,
+           l2_window != 0 ? l2_window : hbm_config.capacity_bytes),
+        base(window_base) {
+    socket.bind(l2.in);
+    l2.out.bind(mc.socket);
+  }
+
+  static void thread(std::function<void()> body) { sc_core::sc_spawn(std::move(body)); }
+
+  struct Access {
+    Op op = Op::Read;
+    TrafficClass traffic_class = TrafficClass::Compute;
+    CacheHint hint = CacheHint::Cached;
+    ElementType element = ElementType::Fp32;
+  };
+  static Access read(TrafficClass c = TrafficClass::Compute) { return {Op::Read, c}; }
+  static Access write(TrafficClass c = TrafficClass::Compute) { return {Op::Write, c}; }
+  static Access uncached(Op op, TrafficClass c = TrafficClass::Compute) {
+    return {op, c, CacheHint::Uncached};
+  }
+  static Access update(TrafficClass c = TrafficClass::Communication) {
+    return {Op::Update, c, CacheHint::Uncached};
+  }
+
+  // One b_transport at window offset `offset`; `delay` in: annotation, out: as returned.
+  tlm::tlm_response_status issue(const Access& a, std::uint64_t offset, unsigned bytes,
+                                 unsigned char* data, sc_time& delay) {
+    tlm::tlm_generic_payload payload;
+    T3Extension extension;
+    extension.op = a.op;
+    extension.traffic_class = a.traffic_class;
+    extension.cache_hint = a.hint;
+    extension.element = a.element;
+    payload.set_address(base + offset);
+    payload.set_data_ptr(data);
+    payload.set_data_length(bytes);
+    payload.set_streaming_width(bytes);
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    T3Extension::set(payload, extension);
+    socket->b_transport(payload, delay);
+    return payload.get_response_status();
+  }
+
+  // Issues and then waits out the returned delay: the thread continues at the completion time.
+  tlm::tlm_response_status run(const Access& a, std::uint64_t offset, unsigned bytes,
+                               unsigned char* data = nullptr) {
+    sc_time delay = SC_ZERO_TIME;
+    const tlm::tlm_response_status status = issue(a, offset, bytes, data, delay);
+    if (delay > SC_ZERO_TIME) sc_core::wait(delay);
+    return status;
+  }
+
+  // A plain TLM read without the t3 extension (a virtual platform's initiator).
+  tlm::tlm_response_status plain_read(std::uint64_t offset, unsigned bytes, unsigned char* data) {
+    tlm::tlm_generic_payload payload;
+    payload.set_command(tlm::TLM_READ_COMMAND);
+    payload.set_address(base + offset);
+    payload.set_data_ptr(data);
+    payload.set_data_length(bytes);
+    payload.set_streaming_width(bytes);
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_time delay = SC_ZERO_TIME;
+    socket->b_transport(payload, delay);
+    if (delay > SC_ZERO_TIME) sc_core::wait(delay);
+    return payload.get_response_status();
+  }
+
+  static unsigned debug_on(tlm::tlm_fw_transport_if<>* target, bool write, std::uint64_t address,
+                           unsigned char* data, unsigned bytes) {
+    tlm::tlm_generic_payload payload;
+    payload.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    payload.set_address(address);
+    payload.set_data_ptr(data);
+    payload.set_data_length(bytes);
+    payload.set_streaming_width(bytes);
+    return target->transport_dbg(payload);
+  }
+  // Debug access through the L2.
+  unsigned debug(bool write, std::uint64_t offset, unsigned char* data, unsigned bytes) {
+    return debug_on(socket.operator->(), write, base + offset, data, bytes);
+  }
+  // Debug access to memory directly, behind the L2.
+  unsigned memory(bool write, std::uint64_t offset, unsigned char* data, unsigned bytes) {
+    return debug_on(l2.out.operator->(), write, base + offset, data, bytes);
+  }
+};
+
+std::uint64_t total(const L2Stats::PerClass& counter) {
+  return counter[0] + counter[1];
+}
+
+std::vector<unsigned char> pattern(std::size_t bytes, unsigned seed) {
+  std::vector<unsigned char> v(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) v[i] = static_cast<unsigned char>(seed * 37 + i * 11 + 1);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("L2 re-read of a working set that fits hits on the second pass", "[l2]") {
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Timing);
+  const unsigned chunk = 256;
+  const std::uint64_t working_set = config.size_bytes;  // exactly fills every way of every set
+  L2Stats after_first{};
+  int failures = 0;
+  Bench::thread([&] {
+    for (std::uint64_t at = 0; at < working_set; at += chunk) {  // timing mode: no data
+      failures += bench.run(Bench::read(), at, chunk) != tlm::TLM_OK_RESPONSE;
+    }
+    after_first = bench.l2.stats();
+    // Second pass with plain TLM payloads: they are cached compute reads.
+    for (std::uint64_t at = 0; at < working_set; at += chunk) {
+      failures += bench.plain_read(at, chunk, nullptr) != tlm::TLM_OK_RESPONSE;
+    }
+  });
+  sc_core::sc_start();
+  CHECK(failures == 0);
+  const L2Stats& s = bench.l2.stats();
+  const std::uint64_t ws_sectors = sectors(config, working_set);
+  CHECK(after_first.read_miss_sectors[kCompute] == ws_sectors);
+  CHECK(after_first.read_hit_sectors[kCompute] == 0);
+  CHECK(after_first.fill_bytes[kCompute] == working_set);
+  CHECK(s.read_hit_sectors[kCompute] - after_first.read_hit_sectors[kCompute] == ws_sectors);
+  CHECK(s.read_miss_sectors[kCompute] == after_first.read_miss_sectors[kCompute]);
+  CHECK(s.fill_bytes[kCompute] == working_set);  // no new fills
+  CHECK(total(s.evictions) == 0);
+  CHECK(total(s.writeback_bytes) == 0);
+  CHECK(bench.mc.stats().bytes[static_cast<int>(Op::Read)][kCompute] == working_set);
+  // Each access's missing sectors are contiguous (two lines): one memory read per access.
+  CHECK(bench.mc.stats().requests[static_cast<int>(Op::Read)][kCompute] == working_set / chunk);
+  const nlohmann::json report = bench.l2.report();
+  CHECK(report["hit_rate"].get<double>() == Approx(0.5));
+  CHECK(report["classes"]["compute"]["hit_rate"].get<double>() == Approx(0.5));
+  CHECK(report["classes"]["communication"]["hit_rate"].get<double>() == 0.0);
+  CHECK(report["sets"] == config.size_bytes / (config.line_bytes * config.ways));
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+TEST_CASE("L2 streaming twice its size twice thrashes LRU", "[l2]") {
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Timing);
+  const unsigned chunk = 256;
+  const std::uint64_t working_set = 2 * config.size_bytes;
+  L2Stats after_first{};
+  Bench::thread([&] {
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::uint64_t at = 0; at < working_set; at += chunk) {
+        bench.run(Bench::read(TrafficClass::Communication), at, chunk);
+      }
+      if (pass == 0) after_first = bench.l2.stats();
+    }
+  });
+  sc_core::sc_start();
+  const L2Stats& s = bench.l2.stats();
+  const std::uint64_t lines = config.size_bytes / static_cast<std::uint64_t>(config.line_bytes);
+  // A cyclic pattern over 2x the capacity: every line was replaced before it came round again.
+  CHECK(after_first.read_hit_sectors[kCommunication] == 0);
+  CHECK(s.read_hit_sectors[kCommunication] == 0);
+  CHECK(s.read_miss_sectors[kCommunication] == 2 * sectors(config, working_set));
+  CHECK(s.fill_bytes[kCommunication] == 2 * working_set);
+  // 4x capacity lines allocated; the first `lines` found empty ways.
+  CHECK(s.evictions[kCommunication] == 3 * lines);
+  CHECK(total(s.writeback_bytes) == 0);  // clean lines leave silently
+  CHECK(s.read_miss_sectors[kCompute] == 0);
+  CHECK(s.fill_bytes[kCompute] == 0);
+  CHECK(bench.l2.report()["classes"]["communication"]["hit_rate"].get<double>() == 0.0);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+TEST_CASE("L2 fetches each contiguous run of missing sectors with one memory read", "[l2]") {
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Timing);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const auto sector = static_cast<std::uint64_t>(config.sector_bytes);
+  std::vector<std::uint64_t> requests;  // memory reads after each step
+  auto reads = [&] { return bench.mc.stats().requests[static_cast<int>(Op::Read)][kCompute]; };
+  Bench::thread([&] {
+    bench.run(Bench::read(), sector, static_cast<unsigned>(sector));  // sector 1 of line 0
+    requests.push_back(reads());
+    // Lines 0-2: line 0 misses sectors 0 and 2-3, lines 1-2 miss everything: runs [0, 1 sector)
+    // and [2 sectors, 3 lines).
+    bench.run(Bench::read(), 0, static_cast<unsigned>(3 * line));
+    requests.push_back(reads());
+    // A write partial at both ends of line 3: its first and last sectors are fetched, apart.
+    bench.run(Bench::write(), 3 * line + 16, static_cast<unsigned>(3 * sector));
+    requests.push_back(reads());
+    // A write partial in two adjacent sectors of line 4: one fetch of both.
+    bench.run(Bench::write(), 4 * line + sector + 8, static_cast<unsigned>(sector));
+    requests.push_back(reads());
+  });
+  sc_core::sc_start();
+  CHECK(requests == std::vector<std::uint64_t>{1, 3, 5, 6});
+  const L2Stats& s = bench.l2.stats();
+  CHECK(s.fill_bytes[kCompute] == 3 * line + 2 * sector + 2 * sector);
+  CHECK(bench.mc.stats().bytes[static_cast<int>(Op::Read)][kCompute] == s.fill_bytes[kCompute]);
+  CHECK(s.read_hit_sectors[kCompute] == 1);
+  CHECK(s.write_miss_sectors[kCompute] == 4 + 2);
+  CHECK(bench.l2.pending() == 0);
+}
+
+TEST_CASE("L2 bypass stores and updates never allocate", "[l2]") {
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Functional);
+  const std::uint64_t x = 0, y = 4096, z = 8192 + 512;
+  const std::vector<unsigned char> stored = pattern(256, 1), written = pattern(64, 2);
+  std::vector<unsigned char> operand(256), z_operand(64);
+  for (std::size_t i = 0; i < 64; ++i) store_element(operand.data(), i, ElementType::Fp32, i);
+  for (std::size_t i = 0; i < 16; ++i) store_element(z_operand.data(), i, ElementType::Fp32, 3);
+  std::vector<unsigned char> read_x(256), read_y(256), read_z(64), uncached_x(32), expected_z;
+  L2Stats after_bypass{}, after_reads{};
+  std::vector<tlm::tlm_response_status> status;
+  Bench::thread([&] {
+    std::vector<unsigned char> s = stored, o = operand, w = written, zo = z_operand;
+    status.push_back(bench.run(Bench::uncached(Op::Write), x, 256, s.data()));
+    status.push_back(bench.run(Bench::update(), y, 256, o.data()));
+    after_bypass = bench.l2.stats();
+    status.push_back(bench.run(Bench::read(), x, 256, read_x.data()));
+    status.push_back(bench.run(Bench::read(), y, 256, read_y.data()));
+    after_reads = bench.l2.stats();
+    // A dirty line under an update: written back first, invalidated, then the add is applied.
+    status.push_back(bench.run(Bench::write(), z, 64, w.data()));
+    status.push_back(bench.run(Bench::update(), z, 64, zo.data()));
+    status.push_back(bench.run(Bench::read(), z, 64, read_z.data()));
+    // A dirty sector under an uncached read: the read sees the L2's data.
+    std::vector<unsigned char> fresh = pattern(32, 3);
+    status.push_back(bench.run(Bench::write(), x, 32, fresh.data()));
+    status.push_back(bench.run(Bench::uncached(Op::Read), x, 32, uncached_x.data()));
+  });
+  sc_core::sc_start();
+  for (auto st : status) CHECK(st == tlm::TLM_OK_RESPONSE);
+  const L2Stats& s = bench.l2.stats();
+  CHECK(after_bypass.bypass_bytes[kCompute] == 256);
+  CHECK(after_bypass.bypass_bytes[kCommunication] == 256);
+  CHECK(total(after_bypass.fill_bytes) == 0);
+  // The cached reads after the bypasses miss every sector: nothing was allocated.
+  CHECK(after_reads.read_miss_sectors[kCompute] == sectors(config, 512));
+  CHECK(after_reads.read_hit_sectors[kCompute] == 0);
+  CHECK(read_x == stored);
+  CHECK(read_y == operand);  // memory was zero: 0 + operand
+  // z: the 64 B write made two dirty sectors; the update wrote them back and invalidated them.
+  CHECK(s.writeback_bytes[kCommunication] == 64);
+  CHECK(s.bypass_bytes[kCommunication] == 256 + 64);
+  CHECK(s.write_miss_sectors[kCompute] == sectors(config, 64));
+  CHECK(s.write_hit_sectors[kCompute] == 1);  // x's first sector was cached by the read
+  CHECK(s.read_miss_sectors[kCompute] == sectors(config, 512 + 64));  // the z read missed too
+  expected_z = written;
+  add_elements(expected_z.data(), z_operand.data(), 64, ElementType::Fp32);
+  CHECK(read_z == expected_z);
+  CHECK(uncached_x == pattern(32, 3));
+  CHECK(s.writeback_bytes[kCompute] == 32);  // the uncached read flushed x's dirty sector
+  CHECK(s.bypass_bytes[kCompute] == 256 + 32);
+  CHECK(total(s.read_hit_sectors) == 0);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+namespace {
+
+// Threads own bytes exclusively, so each thread's view is program order, yet they share sectors
+// and lines: granule g (16 B) of the shared area belongs to thread g % threads. Each thread also
+// has a private area for multi-line accesses. Every read is checked when it returns; at the end
+// the whole region is read back through the L2 (b_transport and transport_dbg) and compared
+// with a byte-array model. Returns the L2's statistics.
+L2Stats random_mix(const L2Config& config, int threads, int operations,
+                   std::uint64_t private_bytes) {
+  Bench bench("bench", config, small_hbm(), SimMode::Functional);
+  const std::uint64_t granule = 16, shared = 16384;
+  const std::uint64_t region = shared + static_cast<std::uint64_t>(threads) * private_bytes;
+  REQUIRE(region >= 3 * config.size_bytes);
+  std::vector<unsigned char> model(region, 0);
+  int finished = 0, mismatched_reads = 0, errors = 0;
+  sc_core::sc_event all_done;
+  for (int t = 0; t < threads; ++t) {
+    Bench::thread([&, t] {
+      std::mt19937_64 rng(0x5eed + static_cast<std::uint64_t>(t));
+      auto uniform = [&](std::uint64_t lo, std::uint64_t hi) {  // [lo, hi]
+        return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng);
+      };
+      const TrafficClass cls = t < 2 ? TrafficClass::Compute : TrafficClass::Communication;
+      std::vector<unsigned char> buffer(512), seen(512);
+      for (int i = 0; i < operations; ++i) {
+        const unsigned kind = static_cast<unsigned>(uniform(0, 99));
+        const bool is_update = kind >= 82;
+        std::uint64_t offset, bytes;
+        if (uniform(0, 1) == 0) {  // inside one of my granules of the shared area
+          const std::uint64_t g = uniform(0, shared / granule / threads - 1) * threads + t;
+          const std::uint64_t within = is_update ? 4 * uniform(0, 3) : uniform(0, granule - 1);
+          offset = g * granule + within;
+          bytes = is_update ? 4 * uniform(1, (granule - within) / 4) : uniform(1, granule - within);
+        } else {  // my private area
+          const std::uint64_t start = shared + static_cast<std::uint64_t>(t) * private_bytes;
+          offset = start + (is_update ? 4 * uniform(0, private_bytes / 4 - 1)
+                                      : uniform(0, private_bytes - 1));
+          const std::uint64_t room = start + private_bytes - offset;
+          bytes = is_update ? 4 * uniform(1, std::min<std::uint64_t>(room, 512) / 4)
+                            : uniform(1, std::min<std::uint64_t>(room, 512));
+        }
+        const auto n = static_cast<unsigned>(bytes);
+        tlm::tlm_response_status st;
+        if (kind < 35 || (kind >= 75 && kind < 82)) {  // cached or uncached read
+          std::fill(seen.begin(), seen.end(), 0xee);
+          st = bench.run(kind < 35 ? Bench::read(cls) : Bench::uncached(Op::Read, cls), offset, n,
+                         seen.data());
+          if (!std::equal(seen.begin(), seen.begin() + n, model.begin() + offset)) {
+            ++mismatched_reads;
+          }
+        } else if (!is_update) {  // cached or uncached write
+          for (unsigned b = 0; b < n; ++b) buffer[b] = static_cast<unsigned char>(rng());
+          std::copy(buffer.begin(), buffer.begin() + n, model.begin() + offset);
+          st = bench.run(kind < 65 ? Bench::write(cls) : Bench::uncached(Op::Write, cls), offset, n,
+                         buffer.data());
+        } else {  // fp32 near-memory add of small integers
+          for (unsigned e = 0; e < n / 4; ++e) {
+            store_element(buffer.data(), e, ElementType::Fp32, static_cast<float>(uniform(0, 7)));
+          }
+          add_elements(model.data() + offset, buffer.data(), n, ElementType::Fp32);
+          st = bench.run(Bench::update(cls), offset, n, buffer.data());
+        }
+        errors += st != tlm::TLM_OK_RESPONSE;
+        sc_core::wait(ns(static_cast<double>(uniform(0, 20))));
+      }
+      if (++finished == threads) all_done.notify();
+    });
+  }
+  std::vector<unsigned char> debug_before(region), readback(region), debug_after(region);
+  std::vector<unsigned char> model_after_workers;
+  std::vector<unsigned char> debug_written = pattern(1000, 9), after_debug_write(1000);
+  unsigned debug_bytes = 0;
+  Bench::thread([&] {
+    sc_core::wait(all_done);
+    model_after_workers = model;
+    debug_bytes = bench.debug(false, 0, debug_before.data(), static_cast<unsigned>(region));
+    for (std::uint64_t at = 0; at < region; at += 512) {
+      errors += bench.run(Bench::read(), at, 512, readback.data() + at) != tlm::TLM_OK_RESPONSE;
+    }
+    bench.debug(false, 0, debug_after.data(), static_cast<unsigned>(region));
+    // A debug write reaches memory and the L2's copy alike (the region was just read: cached).
+    std::copy(debug_written.begin(), debug_written.end(), model.begin() + (region - 1100));
+    bench.debug(true, region - 1100, debug_written.data(), 1000);
+    bench.run(Bench::read(), region - 1100, 1000, after_debug_write.data());
+  });
+  sc_core::sc_start();
+  REQUIRE(finished == threads);
+  CHECK(errors == 0);
+  CHECK(mismatched_reads == 0);
+  CHECK(debug_bytes == region);
+  CHECK(debug_before == model_after_workers);
+  CHECK(readback == model_after_workers);
+  CHECK(debug_after == model_after_workers);
+  CHECK(after_debug_write == debug_written);
+  std::vector<unsigned char> final_view(region);
+  CHECK(bench.debug(false, 0, final_view.data(), static_cast<unsigned>(region)) == region);
+  CHECK(final_view == model);
+  INFO(bench.l2.report().dump(1));
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+  return bench.l2.stats();
+}
+
+}  // namespace
+
+TEST_CASE("L2 functional random mix from several threads matches a byte-array model", "[l2]") {
+  const L2Config config = small_l2();
+  const L2Stats s = random_mix(config, 4, 1500, 4096);  // 32 KiB: 4x the L2
+  // The mix really exercised the machinery.
+  CHECK(total(s.evictions) > 0);
+  CHECK(total(s.writeback_bytes) > 0);
+  CHECK(total(s.read_hit_sectors) > 0);
+  CHECK(total(s.write_hit_sectors) > 0);
+  CHECK(total(s.bypass_bytes) > 0);
+  CHECK(s.fill_bytes[kCompute] > 0);
+  CHECK(s.fill_bytes[kCommunication] > 0);
+}
+
+TEST_CASE("L2 functional random mix on a direct-mapped L2 with more threads stays exact", "[l2]") {
+  // One way per set and eight threads: ways are often all busy with fills, so some accesses
+  // are served without allocating.
+  L2Config config = small_l2();
+  config.size_bytes = 4096;
+  config.ways = 1;
+  config.line_bytes = 256;
+  config.sector_bytes = 32;
+  config.banks = 2;
+  const L2Stats s = random_mix(config, 8, 800, 1024);
+  CHECK(total(s.evictions) > 0);
+  CHECK(total(s.writeback_bytes) > 0);
+  CHECK(total(s.unallocated_bytes) > 0);
+}
+
+TEST_CASE("L2 dirty write-back on a conflict eviction reaches memory", "[l2]") {
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Functional);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  const std::uint64_t a = 3 * line;       // set 3
+  const std::uint64_t b = 5 * line + 40;  // set 5, inside sector 1
+  const std::vector<unsigned char> old_memory = pattern(line, 4), a_data = pattern(line, 5),
+                                   b_data = pattern(8, 6);
+  std::vector<unsigned char> mem_a_before(line), mem_a_after(line), mem_b_after(line);
+  L2Stats before_eviction{}, after_a{};
+  Bench::thread([&] {
+    std::vector<unsigned char> m = old_memory, w = a_data, v = b_data, scratch(line);
+    bench.memory(true, a, m.data(), static_cast<unsigned>(line));
+    bench.memory(true, 5 * line, m.data(), static_cast<unsigned>(line));
+    bench.run(Bench::write(), a, static_cast<unsigned>(line), w.data());  // whole line: no fetch
+    bench.run(Bench::write(), b, 8, v.data());  // partial sector: fetched, then merged
+    bench.memory(false, a, mem_a_before.data(), static_cast<unsigned>(line));
+    before_eviction = bench.l2.stats();
+    // ways more lines of set 3 make a (the least recently used) the victim.
+    for (std::int64_t k = 1; k <= config.ways; ++k) {
+      bench.run(Bench::read(), a + static_cast<std::uint64_t>(k) * sets * line,
+                static_cast<unsigned>(line), scratch.data());
+    }
+    after_a = bench.l2.stats();
+    bench.memory(false, a, mem_a_after.data(), static_cast<unsigned>(line));
+    for (std::int64_t k = 1; k <= config.ways; ++k) {
+      bench.run(Bench::read(), 5 * line + static_cast<std::uint64_t>(k) * sets * line,
+                static_cast<unsigned>(line), scratch.data());
+    }
+    bench.memory(false, 5 * line, mem_b_after.data(), static_cast<unsigned>(line));
+  });
+  sc_core::sc_start();
+  CHECK(before_eviction.fill_bytes[kCompute] == static_cast<std::uint64_t>(config.sector_bytes));
+  CHECK(before_eviction.write_miss_sectors[kCompute] == sectors(config, line) + 1);
+  CHECK(total(before_eviction.writeback_bytes) == 0);
+  CHECK(mem_a_before == old_memory);  // write-back: memory not touched yet
+  CHECK(after_a.writeback_bytes[kCompute] == line);
+  CHECK(after_a.evictions[kCompute] == 1);
+  CHECK(mem_a_after == a_data);
+  // Only b's dirty sector went back: the 8 new bytes merged into the old sector.
+  const L2Stats& s = bench.l2.stats();
+  CHECK(s.writeback_bytes[kCompute] == line + static_cast<std::uint64_t>(config.sector_bytes));
+  CHECK(s.evictions[kCompute] == 2);
+  std::vector<unsigned char> expected_b = old_memory;
+  std::copy(b_data.begin(), b_data.end(), expected_b.begin() + 40);
+  CHECK(mem_b_after == expected_b);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+TEST_CASE("L2 debug accesses see and update data that is in flight", "[l2]") {
+  // Line a is written (dirty) and then evicted: while its write-back is in flight it is in
+  // neither the L2 nor memory, yet debug reads must see it. Lines b (evicted dirty) and c (read,
+  // so filled) are rewritten through transport_dbg every 5 ns while their write-back / fill is
+  // in flight: a stale in-flight copy must not win. A monitor reads all three every nanosecond.
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Functional);
+  const auto line = static_cast<unsigned>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  const std::uint64_t a = 7 * line, b = 8 * line, c = 9 * line;
+  const std::vector<unsigned char> a_value = pattern(line, 100);
+  bool stop = false;
+  int stale = 0, polls = 0;
+  std::vector<unsigned char> memory_a(line), memory_b(line), memory_c(line), last(line);
+  L2Stats during{};
+  Bench::thread([&] {
+    std::vector<unsigned char> data = a_value, scratch(line);
+    bench.run(Bench::write(), a, line, data.data());
+    bench.run(Bench::write(), b, line, scratch.data());
+    sc_core::wait(ns(10));
+    bench.run(Bench::read(), c, line, scratch.data());  // a fill in flight
+    for (std::uint64_t victim : {a, b}) {               // write-backs in flight
+      for (std::int64_t k = 1; k <= config.ways; ++k) {
+        bench.run(Bench::read(), victim + static_cast<std::uint64_t>(k) * sets * line, line,
+                  scratch.data());
+      }
+    }
+    during = bench.l2.stats();
+    sc_core::wait(ns(10));
+    stop = true;
+  });
+  Bench::thread([&] {
+    sc_core::wait(ns(50));  // after the thread's writes
+    std::vector<unsigned char> seen(line);
+    for (unsigned k = 0; !stop; ++k) {
+      if (k % 5 == 0) {
+        last = pattern(line, k + 1);
+        bench.debug(true, b, last.data(), line);
+        bench.debug(true, c, last.data(), line);
+      }
+      bench.debug(false, a, seen.data(), line);
+      stale += seen != a_value;
+      for (std::uint64_t at : {b, c}) {
+        bench.debug(false, at, seen.data(), line);
+        stale += seen != last;
+      }
+      ++polls;
+      sc_core::wait(ns(1));
+    }
+    bench.memory(false, a, memory_a.data(), line);
+    bench.memory(false, b, memory_b.data(), line);
+    bench.memory(false, c, memory_c.data(), line);
+  });
+  sc_core::sc_start();
+  INFO(polls << " polls");
+  CHECK(polls > 200);
+  CHECK(stale == 0);
+  CHECK(during.writeback_bytes[kCompute] == 2 * line);  // a and b really were written back
+  CHECK(during.fill_bytes[kCompute] == line * (1 + 2 * static_cast<std::uint64_t>(config.ways)));
+  CHECK(memory_a == a_value);
+  CHECK(memory_b == last);
+  CHECK(memory_c == last);
+  CHECK(bench.l2.pending() == 0);
+}
+
+TEST_CASE("L2 hit and miss latency follow the configuration", "[l2]") {
+  const L2Config config = small_l2();
+  const HbmConfig hbm = small_hbm();
+  Bench bench("bench", config, hbm, SimMode::Timing);
+  const auto line = static_cast<unsigned>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  sc_time miss, hit_delay, hit_stamp_moved, partial_hit, write_alloc, dirty_miss;
+  sc_time first_done, second_done;
+  Bench::thread([&] {
+    sc_time start = sc_time_stamp(), delay = SC_ZERO_TIME;
+    bench.issue(Bench::read(), 0, line, nullptr, delay);
+    miss = sc_time_stamp() + delay - start;
+    sc_core::wait(delay);
+    start = sc_time_stamp();
+    delay = SC_ZERO_TIME;
+    bench.issue(Bench::read(), 0, line, nullptr, delay);  // a hit returns at once, with a delay
+    hit_delay = delay;
+    hit_stamp_moved = sc_time_stamp() - start;
+    sc_core::wait(delay);
+    start = sc_time_stamp();
+    bench.run(Bench::read(), 32, 32);
+    partial_hit = sc_time_stamp() - start;
+    // Whole-line writes into set 1 need no fetch and find free ways.
+    for (std::int64_t k = 0; k < config.ways; ++k) {
+      start = sc_time_stamp();
+      bench.run(Bench::write(), (1 + static_cast<std::uint64_t>(k) * sets) * line, line);
+      write_alloc = std::max(write_alloc, sc_time_stamp() - start);
+    }
+    // One more line of set 1: the dirty LRU line is written back, then the fill is issued.
+    start = sc_time_stamp();
+    bench.run(Bench::read(), (1 + static_cast<std::uint64_t>(config.ways) * sets) * line, line);
+    dirty_miss = sc_time_stamp() - start;
+  });
+  // Two readers of one line 1 ns apart: the second waits for the first one's fill.
+  Bench::thread([&] {
+    sc_core::wait(ns(1000));
+    bench.run(Bench::read(TrafficClass::Communication), 2 * line, line);
+    first_done = sc_time_stamp();
+  });
+  Bench::thread([&] {
+    sc_core::wait(ns(1001));
+    bench.run(Bench::read(TrafficClass::Communication), 2 * line, line);
+    second_done = sc_time_stamp();
+  });
+  sc_core::sc_start();
+  const double bank = bank_ns(config, line);                     // 4 ns
+  const double memory = hbm.latency_ns + channel_ns(hbm, line);  // 50 + 4 ns
+  CHECK(hit_delay == ns(config.hit_latency_ns + bank));
+  CHECK(hit_delay == ns(24));
+  CHECK(hit_stamp_moved == SC_ZERO_TIME);
+  CHECK(partial_hit == ns(config.hit_latency_ns + bank_ns(config, 32)));
+  CHECK(miss == ns(bank + config.hit_latency_ns + memory));
+  CHECK(miss == ns(78));
+  CHECK(write_alloc == ns(config.hit_latency_ns + bank));
+  CHECK(dirty_miss == ns(bank + config.hit_latency_ns + 2 * memory));
+  CHECK(first_done == ns(1000) + ns(bank + config.hit_latency_ns + memory));
+  CHECK(second_done == first_done);
+  const L2Stats& s = bench.l2.stats();
+  CHECK(s.fill_bytes[kCommunication] == line);  // one fetch for both readers
+  CHECK(s.read_miss_sectors[kCommunication] == sectors(config, line));
+  CHECK(s.read_hit_sectors[kCommunication] == sectors(config, line));
+  CHECK(s.writeback_bytes[kCompute] == line);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+TEST_CASE("L2 banks deliver banks x bytes per clock x clock to a stream of hits", "[l2]") {
+  const L2Config config = small_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Timing);
+  const auto line = static_cast<unsigned>(config.line_bytes);
+  const std::uint64_t lines = config.size_bytes / line;
+  const int threads = 64, per_thread = 200;
+  sc_core::sc_event warm;
+  sc_time start, finish;
+  int done = 0;
+  Bench::thread([&] {
+    for (std::uint64_t k = 0; k < lines; ++k) bench.run(Bench::read(), k * line, line);
+    start = sc_time_stamp();
+    warm.notify();
+  });
+  L2Stats after_warmup{};
+  for (int t = 0; t < threads; ++t) {
+    Bench::thread([&, t] {
+      sc_core::wait(warm);
+      if (t == 0) after_warmup = bench.l2.stats();
+      for (int k = 0; k < per_thread; ++k) {
+        bench.run(Bench::read(), ((static_cast<std::uint64_t>(t + k)) % lines) * line, line);
+      }
+      finish = std::max(finish, sc_time_stamp());
+      ++done;
+    });
+  }
+  sc_core::sc_start();
+  REQUIRE(done == threads);
+  const double bytes = static_cast<double>(threads) * per_thread * line;
+  const double achieved = bytes / ((finish - start).to_seconds() * 1e9);  // GB/s = B/ns
+  const double peak =
+      static_cast<double>(config.banks) * config.bank_bytes_per_clock * config.clock_GHz;
+  INFO("achieved " << achieved << " GB/s of " << peak);
+  CHECK(achieved == Approx(peak).epsilon(0.02));
+  CHECK(achieved <= peak * (1 + 1e-9));
+  const L2Stats& s = bench.l2.stats();
+  CHECK(s.read_hit_sectors[kCompute] - after_warmup.read_hit_sectors[kCompute] ==
+        static_cast<std::uint64_t>(threads) * per_thread * sectors(config, line));
+  CHECK(s.read_miss_sectors[kCompute] == sectors(config, config.size_bytes));
+  CHECK(bench.l2.pending() == 0);
+}
+
+TEST_CASE("L2 rejects inconsistent geometry naming the key", "[l2]") {
+  struct Bad {
+    const char* key;
+    std::function<void(L2Config&)> change;
+  };
+  const std::vector<Bad> cases = {
+      {"l2.line_bytes", [](L2Config& c) { c.line_bytes = 96; }},
+      {"l2.sector_bytes", [](L2Config& c) { c.sector_bytes = 48; }},
+      {"l2.sector_bytes", [](L2Config& c) { c.sector_bytes = 256; }},
+      {"l2.sector_bytes", [](L2Config& c) { c.sector_bytes = 1; }},  // 128 sectors: > 64
+      {"l2.ways", [](L2Config& c) { c.ways = 0; }},
+      {"l2.size_bytes", [](L2Config& c) { c.size_bytes = 10000; }},
+      {"l2.size_bytes", [](L2Config& c) { c.size_bytes = 256; }},  // less than one set
+      {"l2.banks", [](L2Config& c) { c.banks = 0; }},
+      {"l2.bank_bytes_per_clock", [](L2Config& c) { c.bank_bytes_per_clock = 0; }},
+      {"l2.clock_GHz", [](L2Config& c) { c.clock_GHz = -1; }},
+      {"l2.hit_latency_ns", [](L2Config& c) { c.hit_latency_ns = -5; }},
+  };
+  int n = 0;
+  for (const Bad& bad : cases) {
+    L2Config config = small_l2();
+    bad.change(config);
+    const std::string name = "bad" + std::to_string(n++);
+    INFO(bad.key);
+    CHECK_THROWS_AS(L2Cache(name.c_str(), config, SimMode::Timing, 0, 1 << 20), ConfigError);
+    CHECK_THROWS_WITH(L2Cache((name + "b").c_str(), config, SimMode::Timing, 0, 1 << 20),
+                      Catch::Contains(bad.key));
+  }
+  L2Config odd = small_l2();
+  odd.size_bytes = 3 * 128 * 4;  // sets need not be a power of two
+  L2Cache good("good", odd, SimMode::Timing, 0, 1 << 20);
+  CHECK(good.sets() == 3);
+  CHECK(good.bank_of(5 * 128) == 1);
+}
+
+TEST_CASE("L2 answers bad accesses with error responses and passes memory's on", "[l2]") {
+  const L2Config config = small_l2();
+  HbmConfig hbm = small_hbm();
+  const std::uint64_t base = 1ull << 32, capacity = hbm.capacity_bytes;
+  // The L2 window is twice the memory's: its upper half reaches memory, which refuses it.
+  Bench bench("bench", config, hbm, SimMode::Functional, base, 2 * capacity);
+  std::vector<tlm::tlm_response_status> status;
+  sc_time rejected_at;
+  Bench::thread([&] {
+    std::vector<unsigned char> data(64, 1);
+    auto send = [&](std::uint64_t address, Op op, CacheHint hint,
+                    const std::function<void(tlm::tlm_generic_payload&)>& tweak) {
+      tlm::tlm_generic_payload payload;
+      T3Extension extension;
+      extension.op = op;
+      extension.cache_hint = hint;
+      payload.set_address(address);
+      payload.set_data_ptr(data.data());
+      payload.set_data_length(64);
+      payload.set_streaming_width(64);
+      payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+      T3Extension::set(payload, extension);
+      tweak(payload);
+      sc_time delay = SC_ZERO_TIME;
+      bench.socket->b_transport(payload, delay);
+      status.push_back(payload.get_response_status());
+    };
+    auto as_is = [](tlm::tlm_generic_payload&) {};
+    unsigned char enables[64] = {};
+    const CacheHint cached = CacheHint::Cached;
+    send(base - 64, Op::Read, cached, as_is);                  // below the window
+    send(base + 2 * capacity, Op::Read, cached, as_is);        // just past the end
+    send(base + 2 * capacity - 32, Op::Write, cached, as_is);  // straddles the end
+    send(base, Op::Update, CacheHint::Uncached,
+         [](tlm::tlm_generic_payload& p) { p.set_command(tlm::TLM_READ_COMMAND); });
+    send(base, Op::Write, cached, [&](tlm::tlm_generic_payload& p) {
+      p.set_byte_enable_ptr(enables);
+      p.set_byte_enable_length(64);
+    });
+    send(base, Op::Read, cached, [](tlm::tlm_generic_payload& p) { p.set_streaming_width(16); });
+    rejected_at = sc_time_stamp();
+    // Memory's own refusals come back to the requester.
+    send(base + capacity + 128, Op::Read, cached, as_is);  // fill refused
+    send(base + capacity + 128, Op::Read, cached, as_is);  // nothing was installed: again
+    send(base + capacity + 256 + 8, Op::Write, cached,     // partial sectors need a fetch
+         [](tlm::tlm_generic_payload& p) {
+           p.set_data_length(16);
+           p.set_streaming_width(16);
+         });
+    send(base + 2, Op::Update, CacheHint::Uncached, as_is);  // misaligned fp32 update
+  });
+  sc_core::sc_start();
+  const std::vector<tlm::tlm_response_status> expected = {
+      tlm::TLM_ADDRESS_ERROR_RESPONSE,     tlm::TLM_ADDRESS_ERROR_RESPONSE,
+      tlm::TLM_ADDRESS_ERROR_RESPONSE,     tlm::TLM_COMMAND_ERROR_RESPONSE,
+      tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, tlm::TLM_BURST_ERROR_RESPONSE,
+      tlm::TLM_ADDRESS_ERROR_RESPONSE,     tlm::TLM_ADDRESS_ERROR_RESPONSE,
+      tlm::TLM_ADDRESS_ERROR_RESPONSE,     tlm::TLM_ADDRESS_ERROR_RESPONSE};
+  CHECK(status == expected);
+  CHECK(rejected_at == SC_ZERO_TIME);  // the L2's own refusals take no time
+  const nlohmann::json report = bench.l2.report();
+  CHECK(report["rejected"] == 6);
+  const L2Stats& s = bench.l2.stats();
+  CHECK(s.read_miss_sectors[kCompute] == 2 * sectors(config, 64));
+  CHECK(total(s.read_hit_sectors) == 0);
+  CHECK(total(s.fill_bytes) == 0);  // failed fills bring nothing in
+  CHECK(bench.mc.stats().rejected == 4);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}

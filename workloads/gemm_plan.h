@@ -1,0 +1,36 @@
+// The sublayer GEMM run on every GPU of the group at once (each GPU computes its own partial
+// sums): where each GPU's operands lie and the program its host runs. Plain data, no SystemC.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/system_config.h"
+#include "workloads/gemm_layout.h"
+#include "workloads/gemm_program.h"
+#include "workloads/program.h"
+
+namespace t3 {
+
+struct GpuGemm {
+  GemmBuffers buffers;  // A, B, C in this GPU's HBM
+  GemmLaunch launch;
+};
+
+struct GroupGemmPlan {
+  GemmShape shape;
+  std::vector<GpuGemm> gpus;  // one per GPU
+  std::vector<Program> programs() const;
+  double flops_per_gpu() const { return 2.0 * shape.m * shape.n * shape.k; }
+};
+
+// Every GPU runs `shape` in fp16 with the configured tiles, row-major WG order, one output
+// chunk stored (cached) to its own C. Addresses come from config.address_map.
+GroupGemmPlan plan_group_gemm(const SystemConfig& config, const GemmShape& shape,
+                              ElementCode element = kElementFp16,
+                              ElementCode out_element = kElementFp16);
+
+std::uint64_t hbm_base(const SystemConfig& config, int gpu);
+std::uint64_t mmio_block(const SystemConfig& config, int gpu, std::uint64_t block_offset);
+
+}  // namespace t3

@@ -1,0 +1,39 @@
+// The four communication-heavy transformer sublayers T3 evaluates, and the per-GPU GEMM each runs
+// under Megatron-style tensor parallelism (REFERENCES.md section 1). Plain C++, no SystemC.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/gemm_layout.h"
+#include "workloads/model_zoo.h"
+
+namespace t3 {
+
+// Each produces a T x H partial-sum output that must be all-reduced across the TP group.
+enum class Sublayer {
+  OutputProjection,         // "op":  attention output projection, forward
+  Fc2,                      // "fc2": second MLP layer, forward
+  Fc1Backward,              // "fc1": first MLP layer, backward (input gradient)
+  InputProjectionBackward,  // "ip":  attention input (QKV) projection, backward (input gradient)
+};
+
+// All four, in the order above.
+std::vector<Sublayer> all_sublayers();
+
+// "op", "fc2", "fc1", "ip".
+const char* to_string(Sublayer sublayer);
+
+// The inverse of to_string; anything else throws ConfigError listing the valid names.
+Sublayer parse_sublayer(const std::string& name);
+
+// K = factor * H / p: 1 (op), 4 (fc2), 4 (fc1), 3 (ip).
+std::int64_t k_factor(Sublayer sublayer);
+
+// The GEMM one GPU of a `tp`-way group runs: {M, N, K} = {tokens, H, factor * H / tp}.
+// Throws ConfigError naming the model, sublayer and tp if factor * H is not divisible by tp, or
+// if tp or tokens is below 1.
+GemmShape sublayer_gemm(const ModelSpec& model, Sublayer sublayer, int tp, std::int64_t tokens);
+
+}  // namespace t3
