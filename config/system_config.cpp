@@ -64,6 +64,15 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("hbm.nmc_alu_latency_ns", h.nmc_alu_latency_ns,
           {"ns", "near-bank adder latency added to an update", 0, 1e6});
 
+  v.visit("hbm.mca.threshold", h.mca.threshold,
+          {"", "MCA: communication is served only while the channel's queue holds fewer requests "
+               "than this; 0 derives it from the first-stage memory intensity",
+           0, 1 << 20});
+  v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
+          {"ns", "MCA: a communication request waiting this long is served regardless", 0, 1e9});
+  v.visit("hbm.mca.window_ns", h.mca.window_ns,
+          {"ns", "MCA: length of the first-stage window the threshold is derived from", 1, 1e9});
+
   auto& l = c.link;
   v.visit("link.bandwidth_GBps", l.bandwidth_GBps,
           {"GB/s", "line rate of one link direction (1 GB = 1e9 B)", 1e-3, 1e6});
@@ -118,6 +127,13 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"element", "columns of the output tile a workgroup owns", 1, 65536});
   v.visit("gemm.tile_k", c.gemm.tile_k,
           {"element", "K step a workgroup reads and multiplies at a time", 1, 65536});
+  v.visit("tracker.entries", c.tracker.entries,
+          {"", "output tiles the tracker counts at once; a full table back-pressures", 1, 1 << 20});
+  v.visit("dma.bandwidth_GBps", c.dma.bandwidth_GBps,
+          {"GB/s", "rate at which the DMA engine moves data", 1e-3, 1e6});
+  v.visit("dma.in_flight", c.dma.in_flight, {"", "transfers the DMA engine runs at once", 1, 1024});
+  v.visit("dma.chunk_bytes", c.dma.chunk_bytes,
+          {"byte", "largest memory request the DMA engine issues", 64, 1 << 24});
   v.visit("workload.tokens", c.workload.tokens,
           {"token", "tokens per batch: the M dimension of every sublayer GEMM", 1, 1 << 24});
 }

@@ -33,6 +33,12 @@ struct AddressMapConfig {
   std::uint64_t mmio_size = 1ull << 24;
 };
 
+struct McaConfig {
+  std::int64_t threshold = 0;        // comm issues only below this queue occupancy; 0 = derive
+  double starvation_ns = 2000.0;     // longest a communication request waits
+  double window_ns = 5000.0;         // first-stage window the threshold is derived from
+};
+
 struct HbmConfig {
   std::uint64_t capacity_bytes = 32ull << 30;
   std::int64_t channels = 32;
@@ -44,6 +50,7 @@ struct HbmConfig {
   PriorityClass priority_class = PriorityClass::Compute;
   double nmc_update_occupancy = 2.0;  // bank time of an update relative to a write of its size
   double nmc_alu_latency_ns = 4.0;
+  McaConfig mca;
 };
 
 struct LinkConfig {
@@ -95,6 +102,16 @@ struct GemmConfig {
   std::int64_t tile_k = 64;
 };
 
+struct TrackerConfig {
+  std::int64_t entries = 256;  // tags tracked at once (published: 256 entries, ~19 KB)
+};
+
+struct DmaConfig {
+  double bandwidth_GBps = 200.0;   // engine read/write rate
+  std::int64_t in_flight = 4;      // transfers in progress at once
+  std::int64_t chunk_bytes = 16384; // largest request the engine issues
+};
+
 struct WorkloadConfig {
   std::int64_t tokens = 8192;
 };
@@ -112,6 +129,8 @@ struct SystemConfig {
   SmConfig sm;
   L2Config l2;
   GemmConfig gemm;
+  TrackerConfig tracker;
+  DmaConfig dma;
   WorkloadConfig workload;
 };
 

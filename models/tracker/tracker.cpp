@@ -1,0 +1,1 @@
+#include "tlm_interconnect/memory_events.h"
