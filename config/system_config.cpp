@@ -65,13 +65,16 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"ns", "near-bank adder latency added to an update", 0, 1e6});
 
   v.visit("hbm.mca.threshold", h.mca.threshold,
-          {"", "MCA: communication is served only while the channel's queue holds fewer requests "
-               "than this; 0 derives it from the first-stage memory intensity",
+          {"", "MCA: with only communication queued, it is served only while fewer compute "
+               "requests than this arrived at the channel in the last window_ns; 0 derives it "
+               "as half the compute arrivals of the first window (the first stage's intensity)",
            0, 1 << 20});
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
           {"ns", "MCA: a communication request waiting this long is served regardless", 0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
-          {"ns", "MCA: length of the first-stage window the threshold is derived from", 1, 1e9});
+          {"ns", "MCA: length of the first-stage window and of the sliding window of compute "
+                 "arrivals",
+           1, 1e9});
 
   auto& l = c.link;
   v.visit("link.bandwidth_GBps", l.bandwidth_GBps,

@@ -1,5 +1,7 @@
 #include "models/hbm/arbitration.h"
 
+#include <algorithm>
+
 namespace t3 {
 
 std::optional<std::size_t> FcfsPolicy::pick(const std::deque<QueuedRequest>& /*queue*/,
@@ -15,6 +17,108 @@ std::optional<std::size_t> PriorityPolicy::pick(const std::deque<QueuedRequest>&
   return 0;
 }
 
+McaPolicy::McaPolicy(const McaConfig& config)
+    : starvation_(config.starvation_ns, sc_core::SC_NS), window_(config.window_ns, sc_core::SC_NS) {
+  if (config.threshold < 0) throw ConfigError("hbm.mca.threshold: must not be negative");
+  if (!(config.starvation_ns >= 0)) {
+    throw ConfigError("hbm.mca.starvation_ns: must not be negative");
+  }
+  if (!(window_ > sc_core::SC_ZERO_TIME)) throw ConfigError("hbm.mca.window_ns: must be positive");
+  stats_.threshold = config.threshold;  // 0: derived once the first window closes
+  stats_.derived = config.threshold == 0;
+}
+
+// Records the compute arrivals among requests not seen at the previous pick(), slides the window
+// to end at `now`, and closes the first window when its time has come.
+void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) {
+  // Compute arrivals at or before this instant have left the window (now - window_, now].
+  const bool window_started = now >= window_;
+  const sc_core::sc_time window_start = window_started ? now - window_ : sc_core::SC_ZERO_TIME;
+  const auto in_window = [&](sc_core::sc_time arrival) {
+    return !window_started || arrival > window_start;
+  };
+
+  current_.clear();
+  for (const QueuedRequest& request : queue) {
+    current_.push_back(request.sequence);
+    if (std::binary_search(seen_.begin(), seen_.end(), request.sequence)) continue;
+    if (request.traffic_class != TrafficClass::Compute) continue;
+    // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
+    if (in_window(request.arrival)) {
+      recent_.insert(std::upper_bound(recent_.begin(), recent_.end(), request.arrival),
+                     request.arrival);
+    }
+    if (stats_.derived && !threshold_known()) {
+      first_.push_back(request.arrival);
+      if (!first_arrival_ || request.arrival < *first_arrival_) first_arrival_ = request.arrival;
+    }
+  }
+  std::sort(current_.begin(), current_.end());
+  seen_.swap(current_);  // a request that left the queue never comes back
+
+  while (!recent_.empty() && !in_window(recent_.front())) recent_.pop_front();
+
+  // The first stage's memory intensity: compute arrivals in [t0, t0 + window).
+  if (stats_.derived && !threshold_known() && first_arrival_ && now >= *first_arrival_ + window_) {
+    const sc_core::sc_time end = *first_arrival_ + window_;
+    const auto n = static_cast<std::uint64_t>(
+        std::count_if(first_.begin(), first_.end(), [&](sc_core::sc_time a) { return a < end; }));
+    stats_.first_window_compute_arrivals = n;
+    stats_.threshold = std::max<std::int64_t>(1, static_cast<std::int64_t>((n + 1) / 2));
+    first_.clear();
+    first_.shrink_to_fit();
+  }
+}
+
+std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queue,
+                                           sc_core::sc_time now) {
+  observe(queue, now);
+  retry_ = sc_core::SC_ZERO_TIME;
+  if (queue.empty()) return std::nullopt;  // not called so by the controller
+
+  std::optional<std::size_t> compute;        // oldest compute request
+  std::optional<std::size_t> communication;  // oldest communication request
+  const auto older = [&](std::size_t a, std::size_t b) {
+    return queue[a].arrival != queue[b].arrival ? queue[a].arrival < queue[b].arrival
+                                                : queue[a].sequence < queue[b].sequence;
+  };
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    auto& oldest = queue[i].traffic_class == TrafficClass::Compute ? compute : communication;
+    if (!oldest || older(i, *oldest)) oldest = i;
+  }
+
+  // The gate of rule 3: may communication go when no compute is queued?
+  const bool gate_open =
+      !threshold_known() || static_cast<std::int64_t>(recent_.size()) < stats_.threshold;
+
+  if (communication) {
+    const sc_core::sc_time arrival = queue[*communication].arrival;
+    const sc_core::sc_time waited = now > arrival ? now - arrival : sc_core::SC_ZERO_TIME;
+    if (waited >= starvation_) {  // rule 1
+      if (compute || !gate_open) ++stats_.starvation_overrides;
+      ++stats_.communication_served;
+      return communication;
+    }
+  }
+  if (compute) {  // rule 2
+    ++stats_.compute_served;
+    return compute;
+  }
+  if (gate_open) {  // rule 3, communication goes (queue is never empty: communication is set)
+    ++stats_.communication_served;
+    return communication;
+  }
+  // Rule 3, declined. Both candidate times lie strictly after now: c is not starved, and every
+  // entry of recent_ arrived after now - window_.
+  ++stats_.declines;
+  const std::size_t must_age =
+      recent_.size() - static_cast<std::size_t>(stats_.threshold) + 1;  // >= 1
+  const sc_core::sc_time gate_opens = recent_[must_age - 1] + window_;
+  const sc_core::sc_time starves = queue[*communication].arrival + starvation_;
+  retry_ = std::min(gate_opens, starves) - now;
+  return std::nullopt;
+}
+
 std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config) {
   switch (config.arbitration) {
     case Arbitration::Fcfs:
@@ -24,7 +128,7 @@ std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config) {
                                                   ? TrafficClass::Compute
                                                   : TrafficClass::Communication);
     case Arbitration::Mca:
-      throw ConfigError("hbm.arbitration: 'mca' is not available yet");
+      return std::make_unique<McaPolicy>(config.mca);
   }
   throw ConfigError("hbm.arbitration: unknown policy");
 }

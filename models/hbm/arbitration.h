@@ -5,6 +5,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <systemc>
 
@@ -55,8 +56,82 @@ class PriorityPolicy : public ArbitrationPolicy {
   TrafficClass favoured_;
 };
 
-// One policy instance per channel (policies may keep per-channel state).
-// Throws ConfigError naming hbm.arbitration for a policy not built yet.
+// What an MCA policy has decided so far, for tests and statistics.
+struct McaStats {
+  // Threshold in force: compute arrivals in the last window at or above which communication is
+  // held back. 0 while it is still being derived (first window not closed yet).
+  std::int64_t threshold = 0;
+  bool derived = false;  // the threshold came from the first window (hbm.mca.threshold = 0)
+  std::uint64_t first_window_compute_arrivals = 0;  // the first stage's count (derived only)
+  std::uint64_t declines = 0;              // pick() returned nullopt: only communication queued,
+                                           // none starved, compute intensity at/above threshold
+  std::uint64_t starvation_overrides = 0;  // a starved communication request was served when the
+                                           // rule without starvation would not have served it
+  std::uint64_t compute_served = 0;
+  std::uint64_t communication_served = 0;
+};
+
+// Communication-aware memory-controller arbitration (T3, ASPLOS '24, section "MCA"): compute
+// first, communication only while the running kernel's memory intensity is low, and a starvation
+// limit on how long communication waits. The rule, applied at every pick() in this order:
+//
+//  1. Starvation. Let c be the oldest queued communication request (smallest arrival time, ties
+//     by sequence). If now - c.arrival >= starvation_ns, serve c, whatever else is queued.
+//  2. Compute priority. Otherwise, if any compute request is queued, serve the oldest one.
+//  3. Communication gate. Otherwise (only communication queued, none starved):
+//     - threshold not known yet (derived mode, first window still open, or no compute seen yet):
+//       serve c (the priority policy's behaviour);
+//     - else serve c iff the number of compute requests that arrived at this channel in
+//       (now - window_ns, now] is below the threshold; if not, decline, with retry_after() the
+//       exact time until the decision can change without a new arrival: the earlier of c
+//       reaching the starvation limit and enough of the window's compute arrivals ageing out
+//       for the count to drop below the threshold. (A new arrival makes the controller ask again
+//       anyway, so no polling is needed.)
+//
+// Threshold: hbm.mca.threshold if > 0. If 0 it is derived from the first stage: the first
+// window is [t0, t0 + window_ns) with t0 the arrival of the first compute request seen at this
+// channel; with n the compute arrivals in it, threshold = max(1, ceil(n / 2)), fixed at the first
+// pick() at or after t0 + window_ns. So communication goes when compute pressure has fallen below
+// half the first stage's.
+//
+// The policy sees arrivals only through the queues it is shown. It remembers the sequences of
+// the previous pick()'s queue; a request it has not seen before is new and, if compute, its
+// arrival time (not the time it is seen) is recorded. Every request the controller serves was in
+// a queue shown to pick(), so the count is exact, except for requests held back by a full queue
+// (back-pressure), which are counted only once they enter it (and missed by the first window if
+// they enter it after the window closed). `now` must not decrease between calls; one instance
+// serves one channel.
+class McaPolicy : public ArbitrationPolicy {
+ public:
+  // Throws ConfigError naming hbm.mca.* for a negative threshold or starvation limit, or a
+  // window that is not positive.
+  explicit McaPolicy(const McaConfig& config);
+  const char* name() const override { return "mca"; }
+  std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
+                                  sc_core::sc_time now) override;
+  sc_core::sc_time retry_after() const override { return retry_; }
+
+  const McaStats& stats() const { return stats_; }
+  // Compute arrivals recorded in (now - window_ns, now], as of the last pick().
+  std::size_t window_compute_arrivals() const { return recent_.size(); }
+
+ private:
+  void observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
+  bool threshold_known() const { return stats_.threshold > 0; }
+
+  sc_core::sc_time starvation_;
+  sc_core::sc_time window_;
+  std::vector<std::uint64_t> seen_;      // sorted sequences of the previous pick()'s queue
+  std::vector<std::uint64_t> current_;   // scratch: this pick()'s sequences
+  std::deque<sc_core::sc_time> recent_;  // compute arrivals in the sliding window, ascending
+  std::vector<sc_core::sc_time> first_;  // compute arrivals while the first window is open
+  std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
+  sc_core::sc_time retry_ = sc_core::SC_ZERO_TIME;
+  McaStats stats_;
+};
+
+// One policy instance per channel (policies may keep per-channel state). Throws ConfigError naming
+// hbm.mca.* for an invalid MCA configuration.
 std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config);
 
 }  // namespace t3

@@ -397,8 +397,7 @@ TEST_CASE("HBM policies pick by their definition", "[hbm][arbitration]") {
   CHECK(std::string(policy->name()) == "priority");
   CHECK(policy->pick(queue, SC_ZERO_TIME) == std::optional<std::size_t>(0));
   config.arbitration = Arbitration::Mca;
-  CHECK_THROWS_AS(make_policy(config), ConfigError);
-  CHECK_THROWS_WITH(make_policy(config), Catch::Contains("hbm.arbitration"));
+  CHECK(std::string(make_policy(config)->name()) == "mca");
 }
 
 TEST_CASE("HBM queue occupancy statistics match a hand-computed case", "[hbm]") {
