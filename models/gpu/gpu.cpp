@@ -17,6 +17,8 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
       device_info("device_info", ns(config.mmio.latency_ns), index, static_cast<int>(config.gpus),
                   map.hbm_base(index)),
       dispatcher("dispatcher", config.sm, map, index, ns(config.mmio.latency_ns)),
+      tracker("tracker", config.tracker, ns(config.mmio.latency_ns), index),
+      dma("dma", config.dma, ns(config.mmio.latency_ns), index),
       interrupt("interrupt"),
       index_(index) {
   // Port order is the contract of kMemoryPort / kMmioPort: bind these before any link. The L2 is
@@ -31,6 +33,15 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
   mmio.out.bind(device_info.socket);
   mmio.add_region("dispatcher", kDispatcherOffset, kRegisterBlockSize);
   mmio.out.bind(dispatcher.socket);
+  mmio.add_region("tracker", mmio_map::kTracker, kRegisterBlockSize);
+  mmio.out.bind(tracker.socket);
+  mmio.add_region("dma", mmio_map::kDma, kRegisterBlockSize);
+  mmio.out.bind(dma.socket);
+  // The tracker sees every tagged write/update as the controller applies it, and fires the DMA
+  // engine, which reaches any GPU's HBM through the router like any other initiator.
+  memory.watch.bind(tracker.watch_export);
+  tracker.dma.bind(dma.trigger_export);
+  dma.initiator.bind(router.in);
   dispatcher.irq.bind(interrupt);
   for (int i = 0; i < config.sm.count; ++i) {
     sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), config.sm,
@@ -60,6 +71,13 @@ std::string Gpu::pending_work() const {
   }
   if (const auto pending = l2.pending()) {
     add(std::string(l2.name()) + " holds " + std::to_string(pending) + " unfinished accesses");
+  }
+  if (const auto pending = tracker.pending()) {
+    add(std::string(tracker.name()) + " holds " + std::to_string(pending) +
+        " tiles still waiting for contributions");
+  }
+  if (const auto pending = dma.pending()) {
+    add(std::string(dma.name()) + " holds " + std::to_string(pending) + " unfinished transfers");
   }
   if (dispatcher.status() == dispatcher::kRunning) {
     add(std::string(dispatcher.name()) + " is still running a kernel");

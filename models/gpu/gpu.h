@@ -1,5 +1,6 @@
 // One GPU's netlist: SMs and their dispatcher, router, memory-side L2, memory controller with
-// HBM, and the MMIO window with its register blocks. Link ports are the router's out ports from
+// HBM, the tracker watching the controller and the DMA engine it triggers, and the MMIO window
+// with their register blocks. Link ports are the router's out ports from
 // kFirstLinkPort on, bound by the system. Initiators outside the GPU (the host, traffic
 // generators) bind to router.in; the dispatcher's interrupt is the `interrupt` signal.
 #pragma once
@@ -12,12 +13,14 @@
 #include <systemc>
 
 #include "config/system_config.h"
+#include "models/dma/dma_engine.h"
 #include "models/gpu/device_info.h"
 #include "models/gpu/mmio_map.h"
 #include "models/hbm/memory_controller.h"
 #include "models/l2/l2_cache.h"
 #include "models/sm/dispatcher.h"
 #include "models/sm/sm.h"
+#include "models/tracker/tracker.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/mmio_bus.h"
 #include "tlm_interconnect/router.h"
@@ -52,6 +55,8 @@ class Gpu : public sc_core::sc_module {
   MmioBus mmio;
   DeviceInfo device_info;
   Dispatcher dispatcher;
+  Tracker tracker;
+  DmaEngine dma;
   sc_core::sc_signal<bool> interrupt;  // dispatcher -> host
 
  private:

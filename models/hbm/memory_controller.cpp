@@ -42,6 +42,9 @@ struct MemoryController::Impl {
     Op op = Op::Read;
     TrafficClass traffic_class = TrafficClass::Compute;
     ElementType element = ElementType::Fp32;
+    std::uint32_t tag = kNoTag;
+    Origin origin;
+    UnitKind unit_kind = UnitKind::TrafficGenerator;
     sc_core::sc_time arrival;
     sc_core::sc_time finish;
     std::vector<SubRequest> subs;
@@ -152,6 +155,9 @@ struct MemoryController::Impl {
     transaction.op = extension.op;
     transaction.traffic_class = extension.traffic_class;
     transaction.element = extension.element;
+    transaction.tag = extension.tag;
+    transaction.origin = extension.origin;
+    transaction.unit_kind = extension.unit_kind;
     transaction.arrival = sc_core::sc_time_stamp() + delay;
     transaction.finish = sc_core::SC_ZERO_TIME;
     transaction.subs.clear();
@@ -261,6 +267,10 @@ struct MemoryController::Impl {
           break;
       }
     }
+    if (watched(transaction)) {
+      const AppliedAccess access = applied_access(transaction, s);
+      for (MemoryWatchIf* watcher : watchers) watcher->applied(access);
+    }
 
     stats.bytes[index(transaction.op)][index(transaction.traffic_class)] += s.bytes;
     stats.channel_bytes[static_cast<std::size_t>(channel)] += s.bytes;
@@ -283,6 +293,33 @@ struct MemoryController::Impl {
       ch.refs.push_back(waiting_ref);
       change_occupancy(channel, waiting_request.traffic_class, +1, now);
     }
+  }
+
+  // Tagged writes and updates are shown to the watchers; nothing else is.
+  bool watched(const Transaction& transaction) const {
+    return !watchers.empty() && transaction.tag != kNoTag && transaction.op != Op::Read;
+  }
+
+  AppliedAccess applied_access(const Transaction& transaction, const SubRequest& s) const {
+    return AppliedAccess{
+        base + s.offset,           s.bytes,         transaction.op,     transaction.element,
+        transaction.traffic_class, transaction.tag, transaction.origin, transaction.unit_kind};
+  }
+
+  // Asks every watcher (bind order, up to the first refusal) whether queue entry `pick` of
+  // channel k may be served now.
+  bool admitted(int k, std::size_t pick) {
+    const Ref& ref = channels[static_cast<std::size_t>(k)].refs[pick];
+    const Transaction& transaction = *ref.transaction;
+    if (!watched(transaction)) return true;
+    const AppliedAccess access = applied_access(transaction, transaction.subs[ref.sub]);
+    for (MemoryWatchIf* watcher : watchers) {
+      if (!watcher->admit(access)) {
+        ++watch_refusals;
+        return false;
+      }
+    }
+    return true;
   }
 
   void retire(sc_core::sc_time now) const {
@@ -312,6 +349,10 @@ struct MemoryController::Impl {
       due.push_back(wakeups.back().second);
       wakeups.pop_back();
     }
+    // Channels a watcher held back are asked again at every activation (a watcher's space_event
+    // is one of the method's triggers).
+    due.insert(due.end(), held.begin(), held.end());
+    held.clear();
     // Channel order keeps service deterministic and independent of how a channel became due.
     std::sort(due.begin(), due.end());
     due.erase(std::unique(due.begin(), due.end()), due.end());
@@ -335,6 +376,10 @@ struct MemoryController::Impl {
         break;
       }
       ch.retry_at.reset();
+      if (!admitted(k, *pick)) {  // a watcher is full: the channel idles until it has space
+        held.push_back(k);
+        return;
+      }
       serve(k, *pick, now);
     }
     if (ch.queue.empty()) return;
@@ -371,7 +416,10 @@ struct MemoryController::Impl {
   sc_core::sc_event wake;                                 // the method's trigger
   std::vector<Arrival> arrivals;                          // min-heap by arrival time
   std::vector<std::pair<sc_core::sc_time, int>> wakeups;  // min-heap: (time, channel) to serve
-  std::vector<int> due;  // channels to serve at this activation (scratch)
+  std::vector<int> due;                  // channels to serve at this activation (scratch)
+  std::vector<int> held;                 // channels whose next request a watcher refused
+  std::vector<MemoryWatchIf*> watchers;  // watch[0..n), cached at end of elaboration
+  std::uint64_t watch_refusals = 0;      // admit() calls answered false
   std::uint64_t issue_order = 0;
   std::uint64_t sequence = 0;
   std::vector<std::unique_ptr<Transaction>> transactions;
@@ -388,7 +436,7 @@ struct MemoryController::Impl {
 
 MemoryController::MemoryController(sc_core::sc_module_name name, const HbmConfig& config,
                                    SimMode mode, std::uint64_t window_base)
-    : sc_core::sc_module(name), socket("socket") {
+    : sc_core::sc_module(name), socket("socket"), watch("watch") {
   if (config.channels < 1) throw ConfigError("hbm.channels: must be at least 1");
   if (config.interleave_bytes < 4 || config.interleave_bytes % 4 != 0) {
     throw ConfigError("hbm.interleave_bytes: must be a positive multiple of 4");
@@ -401,7 +449,16 @@ MemoryController::MemoryController(sc_core::sc_module_name name, const HbmConfig
   SC_HAS_PROCESS(MemoryController);
   SC_METHOD(activate);
   sensitive << impl_->wake;
+  // Also woken when any watcher frees space (the finder resolves every bound watcher).
+  space_finder_ = std::make_unique<sc_core::sc_event_finder_t<MemoryWatchIf>>(
+      watch, &MemoryWatchIf::space_event);
+  sensitive << *space_finder_;
   dont_initialize();
+}
+
+void MemoryController::end_of_elaboration() {
+  impl_->watchers.clear();
+  for (int i = 0; i < watch.size(); ++i) impl_->watchers.push_back(watch[i]);
 }
 
 MemoryController::~MemoryController() = default;
@@ -483,6 +540,7 @@ nlohmann::json MemoryController::report() const {
       elapsed_ns > 0 ? busy_ns / (elapsed_ns * static_cast<double>(impl.channels.size())) : 0.0;
   j["rejected"] = stats_.rejected;
   j["backpressured"] = impl.backpressured;
+  j["watch_refusals"] = impl.watch_refusals;
   j["pending"] = pending();
   j["pages"] = impl.store ? impl.store->pages() : 0;
   return j;

@@ -17,6 +17,7 @@
 #include "config/system_config.h"
 #include "models/hbm/arbitration.h"
 #include "models/hbm/backing_store.h"
+#include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {
@@ -36,6 +37,14 @@ struct HbmStats {
 class MemoryController : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<MemoryController> socket;
+  // Watchers of tagged writes/updates (the tracker), any number. Just before a queued Write or
+  // Update whose tag != kNoTag is served, every watcher is asked admit() (in bind order, stopping
+  // at the first refusal); a refusal leaves that request queued and its channel idle (no
+  // reordering past it) until some watcher's space_event() fires. After the data is applied
+  // (service time), every watcher gets applied(). Both are called once per sub-request (one
+  // channel's part of a transaction) with that part's global address and bytes. Untagged traffic
+  // and reads never reach the watchers.
+  sc_core::sc_port<MemoryWatchIf, 0, sc_core::SC_ZERO_OR_MORE_BOUND> watch;
 
   // Serves [window_base, window_base + capacity) of the global address space.
   MemoryController(sc_core::sc_module_name name, const HbmConfig& config, SimMode mode,
@@ -59,9 +68,11 @@ class MemoryController : public sc_core::sc_module {
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);
   // The controller's one process (SC_METHOD): admits arrivals and starts service on free channels.
   void activate();
+  void end_of_elaboration() override;
   struct Impl;
   std::unique_ptr<Impl> impl_;
   HbmStats stats_;
+  std::unique_ptr<sc_core::sc_event_finder> space_finder_;  // watch[i]->space_event(), for all i
 };
 
 }  // namespace t3

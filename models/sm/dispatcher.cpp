@@ -66,7 +66,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   add_register(
       kIrqAck, "IRQ_ACK", "write 1: drop the interrupt line (reads 0)", [] { return 0u; },
       [this](std::uint32_t v) { irq_ack(v); });
-  rw(kKernel, "KERNEL", "KernelKind: 1 GEMM", d.kernel);
+  rw(kKernel, "KERNEL", "KernelKind: 1 GEMM, 2 collective", d.kernel);
   rw(kM, "M", "rows of A and C", d.m);
   rw(kN, "N", "columns of B and C", d.n);
   rw(kK, "K", "columns of A, rows of B", d.k);
@@ -96,6 +96,37 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     rw64(entry + kOutBaseLow, reg + "_BASE", chunk + ": buffer base address", out.base);
     rw(entry + kOutOp, reg + "_OP", chunk + ": 0 store, 1 update (add)", out.op);
     rw(entry + kOutFlags, reg + "_FLAGS", chunk + ": bit 0 uncached, bit 1 tagged", out.flags);
+  }
+  rw(kCollOp, "COLL_OP", "collective: 0 reduce-scatter, 1 all-gather", d.coll_op);
+  rw(kCollRanks, "COLL_RANKS", "collective: ring size n (2..256)", d.ranks);
+  rw(kCollRank, "COLL_RANK", "collective: this GPU's ring position (0..n-1)", d.rank);
+  rw(kCollChannels, "COLL_CHANNELS", "collective: workgroups (channels), 1..64", d.channels);
+  rw64(kCollBufferLow, "COLL_BUFFER", "collective: local buffer base (n chunks)", d.buffer);
+  rw64(kCollNextBufferLow, "COLL_NEXT_BUFFER", "collective: next ring GPU's buffer base",
+       d.next_buffer);
+  rw64(kCollFlagsLow, "COLL_FLAGS", "collective: local flag area base (16 bytes per channel)",
+       d.flags);
+  rw64(kCollNextFlagsLow, "COLL_NEXT_FLAGS", "collective: next ring GPU's flag area base",
+       d.next_flags);
+  rw64(kCollPrevFlagsLow, "COLL_PREV_FLAGS", "collective: previous ring GPU's flag area base",
+       d.prev_flags);
+  rw64(kCollBytesLow, "COLL_BYTES", "collective: buffer bytes (n chunks; multiple of n x 4)",
+       d.bytes);
+  rw(kCollElement, "COLL_ELEMENT", "collective: element type: 0 fp32, 1 fp16, 2 bf16",
+     d.coll_element);
+  rw(kCollSequence, "COLL_SEQUENCE", "collective: launch sequence number (>= 1, growing)",
+     d.sequence);
+  rw(kCollSliceBytes, "COLL_SLICE_BYTES",
+     "collective: bytes per flag and FIFO entry, per channel (multiple of 4; resets to 128 KiB)",
+     d.slice_bytes);
+  rw(kCollFifoDepth, "COLL_FIFO_DEPTH",
+     "collective: receive FIFO entries per channel (resets to 8)", d.fifo_depth);
+  rw(kCollPollNs, "COLL_POLL_NS", "collective: ns between flag polls (>= 1; resets to 100)",
+     d.poll_ns);
+  for (int w = 0; w < kMailboxWords; ++w) {
+    rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
+       "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
+       mailbox_[static_cast<std::size_t>(w)]);
   }
 
   SC_HAS_PROCESS(Dispatcher);
@@ -141,9 +172,83 @@ bool Dispatcher::mapped(std::uint64_t address, std::uint64_t elements,
   return decoded && decoded->window == Window::Hbm;
 }
 
+bool Dispatcher::mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool allow_mmio,
+                              bool* in_hbm) const {
+  const auto decoded = map_.decode(address, bytes);
+  if (!decoded) return false;
+  if (in_hbm && decoded->window == Window::Hbm) *in_hbm = true;
+  return decoded->window == Window::Hbm || (allow_mmio && decoded->window == Window::Mmio);
+}
+
 LaunchError Dispatcher::validate(Kernel& kernel) const {
+  switch (descriptor_.kernel) {
+    case kGemm:
+      return validate_gemm(kernel);
+    case kCollective:
+      return validate_collective(kernel);
+    default:
+      return kBadKernel;
+  }
+}
+
+LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
-  if (d.kernel != kGemm) return kBadKernel;
+  if (d.coll_op > 1 || d.coll_element > 2) return kBadKernel;
+  if (d.bytes == 0 || d.channels == 0) return kZeroSize;
+  const auto element = static_cast<ElementType>(d.coll_element);
+  const std::uint64_t eb = element_bytes(element);
+  if (d.ranks < 2 || d.ranks > kMaxRanks || d.rank >= d.ranks || d.channels > kMaxChannels ||
+      d.bytes % (std::uint64_t{d.ranks} * 4) != 0 ||
+      d.bytes / d.ranks / eb < std::uint64_t{d.channels} || d.slice_bytes == 0 ||
+      d.slice_bytes % 4 != 0 || d.fifo_depth == 0 || d.sequence == 0 || d.poll_ns == 0) {
+    return kBadCollective;
+  }
+  // Every send of a channel is counted in the 32 bits of a flag.
+  const std::uint64_t chunk_elements = d.bytes / d.ranks / eb;
+  const std::uint64_t max_range = (chunk_elements + d.channels - 1) / d.channels;
+  const std::uint64_t slice_elements = d.slice_bytes / eb;
+  const std::uint64_t sends = (max_range + slice_elements - 1) / slice_elements * (d.ranks - 1);
+  if (sends >= (1ull << 32)) return kBadCollective;
+
+  const bool reduce_scatter = d.coll_op == kReduceScatter;
+  const std::uint64_t fifo_bytes =
+      receive_area_bytes(static_cast<int>(d.channels), d.fifo_depth, d.slice_bytes);
+  const std::uint64_t flag_bytes = flag_area_bytes(static_cast<int>(d.channels));
+  bool hbm_flags = false;
+  if (!mapped_bytes(d.buffer, d.bytes, false) || !mapped_bytes(d.next_buffer, d.bytes, false) ||
+      (reduce_scatter &&
+       (!mapped_bytes(receive_area(d.buffer, d.bytes), fifo_bytes, false) ||
+        !mapped_bytes(receive_area(d.next_buffer, d.bytes), fifo_bytes, false))) ||
+      !mapped_bytes(d.flags, flag_bytes, true, &hbm_flags) ||
+      !mapped_bytes(d.next_flags, flag_bytes, true, &hbm_flags) ||
+      !mapped_bytes(d.prev_flags, flag_bytes, true, &hbm_flags) || d.flags % 8 != 0 ||
+      d.next_flags % 8 != 0 || d.prev_flags % 8 != 0) {
+    return kUnmappedBuffer;
+  }
+
+  kernel.kind = kCollective;
+  CollectiveKernel& c = kernel.collective;
+  c.op = reduce_scatter ? CollectiveOp::ReduceScatter : CollectiveOp::AllGather;
+  c.ranks = static_cast<int>(d.ranks);
+  c.rank = static_cast<int>(d.rank);
+  c.channels = static_cast<int>(d.channels);
+  c.buffer = d.buffer;
+  c.next_buffer = d.next_buffer;
+  c.flags = d.flags;
+  c.next_flags = d.next_flags;
+  c.prev_flags = d.prev_flags;
+  c.bytes = d.bytes;
+  c.element = element;
+  c.sequence = d.sequence;
+  c.slice_bytes = d.slice_bytes;
+  c.fifo_depth = d.fifo_depth;
+  c.poll_ns = d.poll_ns;
+  c.hbm_flags = hbm_flags;
+  return kNoError;
+}
+
+LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
+  const Descriptor& d = descriptor_;
   if (d.m == 0 || d.n == 0 || d.k == 0 || d.tile_m == 0 || d.tile_n == 0 || d.tile_k == 0) {
     return kZeroSize;
   }
@@ -218,7 +323,7 @@ void Dispatcher::doorbell(std::uint32_t value) {
     return;
   }
   record.status = kRunning;
-  record.workgroups = kernel->gemm.tiles();
+  record.workgroups = kernel->workgroups();
   launches_.push_back(record);
   running_ = true;
   status_ = kRunning;
@@ -262,7 +367,6 @@ void Dispatcher::run() {
   for (;;) {
     wait(launch_event_);
     const std::shared_ptr<const Kernel> kernel = std::move(pending_);
-    const GemmKernel& g = kernel->gemm;
     // launches_ may grow while this launch runs (busy doorbells): keep an index, not a pointer.
     std::size_t record = launches_.size();
     while (record-- > 0 && launches_[record].launch != kernel->launch) {
@@ -270,8 +374,13 @@ void Dispatcher::run() {
     sc_assert(record < launches_.size());
     launches_[record].start = sc_core::sc_time_stamp();
 
-    const std::vector<std::int64_t> order =
-        wg_order(g.grid_rows(), g.grid_cols(), g.order, g.split->chunks(), g.first_chunk);
+    std::vector<std::int64_t> order;
+    if (kernel->kind == kCollective) {
+      for (int c = 0; c < kernel->collective.channels; ++c) order.push_back(c);
+    } else {
+      const GemmKernel& g = kernel->gemm;
+      order = wg_order(g.grid_rows(), g.grid_cols(), g.order, g.split->chunks(), g.first_chunk);
+    }
     const auto total = static_cast<std::int64_t>(order.size());
     std::fill(free_slots.begin(), free_slots.end(), occupancy);
     std::int64_t next = 0, completed = 0;

@@ -1,9 +1,11 @@
 // The dispatcher (command processor) of one GPU: a register block holding a kernel descriptor
-// (dispatcher_registers.h). A doorbell validates the descriptor; a valid launch, after
+// (dispatcher_registers.h): a GEMM (one workgroup per output tile) or a ring collective (one
+// workgroup per channel, channel order). A doorbell validates the descriptor; a valid launch, after
 // sm.launch_latency_ns, hands its workgroups in wg_order(...) to free SM slots (sm.count SMs x
 // sm.occupancy), sm.dispatch_ns apart, wave after wave as slots free up. Completion or rejection
 // raises `irq` until IRQ_ACK. A doorbell while a kernel runs is rejected (STATUS failed, ERROR
-// busy, irq); the running kernel goes on and sets STATUS again when it ends.
+// busy, irq); the running kernel goes on and sets STATUS again when it ends. The block also holds
+// the mailbox (plain words that collectives use as flags; any GPU reaches them through MMIO).
 #pragma once
 
 #include <cstdint>
@@ -72,13 +74,25 @@ class Dispatcher : public RegisterBlock {
       std::uint32_t op = 0, flags = 0;
     };
     std::vector<Out> out = std::vector<Out>(dispatcher::kMaxChunks);
+    // Collective (KERNEL = kCollective).
+    std::uint32_t coll_op = 0, ranks = 0, rank = 0, channels = 0, coll_element = 0, sequence = 0;
+    std::uint64_t buffer = 0, next_buffer = 0, flags = 0, next_flags = 0, prev_flags = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;
+    std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
+    std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
   };
 
   void doorbell(std::uint32_t value);
   void irq_ack(std::uint32_t value);
   // Checks the descriptor; on success fills `kernel`.
   dispatcher::LaunchError validate(Kernel& kernel) const;
+  dispatcher::LaunchError validate_gemm(Kernel& kernel) const;
+  dispatcher::LaunchError validate_collective(Kernel& kernel) const;
   bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;
+  // [address, address + bytes) inside one GPU's HBM window, or (allow_mmio) its MMIO window.
+  bool mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool allow_mmio,
+                    bool* in_hbm = nullptr) const;
   void reject(dispatcher::LaunchError error);
   void raise_irq();
   void drive_irq();  // SC_METHOD: the only writer of `irq`
@@ -89,6 +103,7 @@ class Dispatcher : public RegisterBlock {
   AddressMap map_;
   int gpu_;
   Descriptor descriptor_;
+  std::vector<std::uint32_t> mailbox_ = std::vector<std::uint32_t>(dispatcher::kMailboxWords, 0);
 
   std::uint32_t status_ = dispatcher::kIdle;
   std::uint32_t error_ = dispatcher::kNoError;

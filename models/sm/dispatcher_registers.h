@@ -1,6 +1,8 @@
 // Register map of the dispatcher (command processor): a kernel descriptor, a doorbell, status,
-// and the output map that sends each chunk of a GEMM's output to its own buffer (local or remote,
-// store or update). Offsets are within the dispatcher's MMIO block. See docs/registers.md.
+// the output map that sends each chunk of a GEMM's output to its own buffer (local or remote,
+// store or update), the descriptor of a ring collective (reduce-scatter / all-gather run by the
+// SMs, RCCL-style), and a mailbox of plain read/write words that collectives use as their
+// synchronisation flags. Offsets are within the dispatcher's MMIO block. See docs/registers.md.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +44,49 @@ inline constexpr std::uint64_t kOutOp = 0x8;        // RW: 0 store, 1 update (ad
 inline constexpr std::uint64_t kOutFlags = 0xc;     // RW: OutFlags
 inline constexpr int kMaxChunks = 64;
 
+// Ring collective descriptor (KERNEL = kCollective). The memory layout, the ring schedule and the
+// flag protocol are documented in workloads/collective_program.h. 64-bit values are two
+// registers, bits 31:0 at the lower offset.
+inline constexpr std::uint64_t kCollOp = 0x600;             // RW: CollOp
+inline constexpr std::uint64_t kCollRanks = 0x604;          // RW: ring size n (2..kMaxRanks)
+inline constexpr std::uint64_t kCollRank = 0x608;           // RW: this GPU's ring position r < n
+inline constexpr std::uint64_t kCollChannels = 0x60c;       // RW: workgroups (1..kMaxChannels)
+inline constexpr std::uint64_t kCollBufferLow = 0x610;      // RW: local buffer (n chunks) base
+inline constexpr std::uint64_t kCollBufferHigh = 0x614;     // RW
+inline constexpr std::uint64_t kCollNextBufferLow = 0x618;  // RW: next ring GPU's buffer base
+inline constexpr std::uint64_t kCollNextBufferHigh = 0x61c;
+inline constexpr std::uint64_t kCollFlagsLow = 0x620;  // RW: local flag area base
+inline constexpr std::uint64_t kCollFlagsHigh = 0x624;
+inline constexpr std::uint64_t kCollNextFlagsLow = 0x628;  // RW: next GPU's flag area base
+inline constexpr std::uint64_t kCollNextFlagsHigh = 0x62c;
+inline constexpr std::uint64_t kCollPrevFlagsLow = 0x630;  // RW: previous GPU's flag area base
+inline constexpr std::uint64_t kCollPrevFlagsHigh = 0x634;
+inline constexpr std::uint64_t kCollBytesLow = 0x638;  // RW: buffer bytes (n chunks)
+inline constexpr std::uint64_t kCollBytesHigh = 0x63c;
+inline constexpr std::uint64_t kCollElement = 0x640;     // RW: ElementType (0 fp32, 1 fp16, 2 bf16)
+inline constexpr std::uint64_t kCollSequence = 0x644;    // RW: launch sequence number (>= 1)
+inline constexpr std::uint64_t kCollSliceBytes = 0x648;  // RW: bytes per flag (per channel)
+inline constexpr std::uint64_t kCollFifoDepth = 0x64c;   // RW: receive FIFO slices per channel
+inline constexpr std::uint64_t kCollPollNs = 0x650;      // RW: ns between flag polls (>= 1)
+
+enum CollOp : std::uint32_t { kReduceScatter = 0, kAllGather = 1 };
+inline constexpr std::uint32_t kMaxRanks = 256;
+inline constexpr std::uint32_t kMaxChannels = 64;
+// Reset values of the tunables (kept across launches until written).
+inline constexpr std::uint32_t kDefaultSliceBytes = 128 * 1024;
+inline constexpr std::uint32_t kDefaultFifoDepth = 8;
+inline constexpr std::uint32_t kDefaultPollNs = 100;
+
+// Mailbox: kMailboxWords read/write 32-bit words at kMailbox + 4 i, reset to 0, with no side
+// effect. They hold their values in timing mode too (HBM stores data only in functional mode),
+// so a collective's flag areas live here by default; any GPU reaches them through its MMIO
+// window. Like every register, a word changes when the access reaches the block in simulated
+// time of the caller (loosely timed), and an aligned 8-byte access moves two words at once.
+inline constexpr std::uint64_t kMailbox = 0x800;
+inline constexpr int kMailboxWords = 256;  // 0x800..0xbff: kMaxChannels flag areas
+
 enum Status : std::uint32_t { kIdle = 0, kRunning = 1, kDone = 2, kFailed = 3 };
-enum KernelKind : std::uint32_t { kNone = 0, kGemm = 1 };
+enum KernelKind : std::uint32_t { kNone = 0, kGemm = 1, kCollective = 2 };
 enum LaunchError : std::uint32_t {
   kNoError = 0,
   kZeroSize = 1,   // M, N, K or a tile size is 0
@@ -52,6 +95,8 @@ enum LaunchError : std::uint32_t {
   kBadKernel = 4,       // unknown kernel kind, element type, WG order or OUT_OP
   kBusy = 5,            // doorbell while a kernel runs
   kMemoryFault = 6,     // a workgroup's access got an error response (address in kFault*)
+  kBadCollective = 7,   // collective: ranks, rank, channels, bytes, slice, FIFO depth, sequence
+                        // or poll interval out of range (see validate in dispatcher.cpp)
 };
 
 // The name of a LaunchError, as hosts print it ("unmapped buffer"); "unknown" otherwise.
@@ -71,6 +116,8 @@ inline const char* launch_error_name(std::uint32_t error) {
       return "busy";
     case kMemoryFault:
       return "memory fault";
+    case kBadCollective:
+      return "bad collective";
     default:
       return "unknown";
   }

@@ -48,6 +48,10 @@ double Sm::step_seconds(std::int64_t h, std::int64_t w, std::int64_t k_step) con
          flops_per_second_;
 }
 
+double Sm::reduce_seconds(std::int64_t elements) const {
+  return static_cast<double>(elements) / (flops_per_second_ * kReduceRate);
+}
+
 sc_core::sc_time Sm::reserve_pipe(sc_core::sc_time duration) {
   const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), pipe_free_);
   pipe_free_ = start + duration;
@@ -66,7 +70,9 @@ void Sm::slot_thread(int slot_index) {
       case dispatcher::kGemm:
         run_gemm(slot, item.kernel->gemm, item.tile, result);
         break;
-      // Collective kernels (read/reduce/write loops with flag polling) get their case here.
+      case dispatcher::kCollective:
+        run_collective(slot, item.kernel->collective, static_cast<int>(item.tile), result);
+        break;
       default:
         SC_REPORT_ERROR(name(), ("kernel kind " + std::to_string(item.kernel->kind) +
                                  " has no implementation in the SM")
@@ -173,10 +179,10 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   return write(address, bytes, extension, functional ? slot.out.data() : nullptr, result);
 }
 
-bool Sm::transport(tlm::tlm_generic_payload& payload, WgDone& result) {
+bool Sm::transport(tlm::tlm_generic_payload& payload, WgDone& result, bool posted) {
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   socket->b_transport(payload, delay);
-  if (delay > sc_core::SC_ZERO_TIME) wait(delay);
+  if (!posted && delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (payload.is_response_ok()) return true;
   if (stats_.faults++ < kReportedFaults) {
     SC_REPORT_INFO(kMsgType,
@@ -202,7 +208,12 @@ bool Sm::read(std::uint64_t address, std::uint64_t bytes, ElementType element, u
   extension.unit_kind = UnitKind::Sm;
   extension.tag = kNoTag;
   extension.cache_hint = CacheHint::Cached;
-  const std::uint64_t eb = element_bytes(element);
+  return read(address, bytes, extension, into, result);
+}
+
+bool Sm::read(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
+              unsigned char* into, WgDone& result) {
+  const std::uint64_t eb = element_bytes(extension.element);
   const std::uint64_t piece_max =
       std::max<std::uint64_t>(eb, static_cast<std::uint64_t>(config_.request_bytes) / eb * eb);
   for (std::uint64_t done_bytes = 0; done_bytes < bytes;) {
@@ -242,6 +253,188 @@ bool Sm::write(std::uint64_t address, std::uint64_t bytes, const T3Extension& ex
   return true;
 }
 
+bool Sm::post_flag(std::uint64_t address, std::uint64_t value, const T3Extension& extension,
+                   WgDone& result) {
+  tlm::tlm_generic_payload* payload = make_payload(pool_, address, sizeof value, extension);
+  std::memcpy(payload->get_data_ptr(), &value, sizeof value);
+  const bool ok = transport(*payload, result, true);
+  payload->release();
+  if (!ok) return false;
+  stats_.bytes_written += sizeof value;
+  ++stats_.writes;
+  ++stats_.flag_writes;
+  return true;
+}
+
+bool Sm::wait_flag(std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
+                   const T3Extension& extension, sc_core::sc_time interval, WgDone& result) {
+  if (seen >= expected) return true;
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
+  for (;;) {
+    tlm::tlm_generic_payload* payload = make_payload(pool_, address, sizeof seen, extension);
+    const bool ok = transport(*payload, result);
+    if (ok) std::memcpy(&seen, payload->get_data_ptr(), sizeof seen);
+    payload->release();
+    if (!ok) return false;
+    stats_.bytes_read += sizeof seen;
+    ++stats_.reads;
+    ++stats_.flag_polls;
+    if (seen >= expected) break;
+    wait(interval);
+  }
+  stats_.flag_wait += sc_core::sc_time_stamp() - start;
+  return true;
+}
+
+// One channel of a ring collective (the schedule and the flag protocol are documented in
+// workloads/collective_program.h). The channel runs every ring step on one slice of its element
+// range before it moves to the next slice; each step moves the slice in pieces of at most
+// request_bytes, each piece read, (reduced,) then stored before the next is read.
+bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDone& result) {
+  const bool functional = mode_ == SimMode::Functional;
+  if (k.hbm_flags && !functional) {
+    SC_REPORT_ERROR(name(),
+                    "collective flags in HBM need functional mode (timing mode stores no data, so "
+                    "a flag could never be seen): put the flag areas in the dispatcher mailbox");
+    result.fault = true;
+    result.fault_address = k.flags;
+    return false;
+  }
+  const int n = k.ranks;
+  const int r = k.rank;
+  const bool reduce_scatter = k.op == CollectiveOp::ReduceScatter;
+  const auto eb = static_cast<std::int64_t>(element_bytes(k.element));
+  const auto chunk_bytes = static_cast<std::int64_t>(k.chunk_bytes());
+  const ElementRange range = channel_range(chunk_bytes / eb, k.channels, channel);
+  const std::int64_t slice_elements = k.slice_bytes / eb;
+  const std::int64_t slices = slice_count(range.size(), slice_elements);
+  const std::int64_t piece_elements =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(config_.request_bytes) / eb);
+  const auto sends = static_cast<std::uint32_t>(slices * (n - 1));
+  const sc_core::sc_time interval(static_cast<double>(k.poll_ns), sc_core::SC_NS);
+
+  T3Extension base;
+  base.element = k.element;
+  base.traffic_class = TrafficClass::Communication;
+  base.origin = {static_cast<std::uint16_t>(gpu_), static_cast<std::uint16_t>(index_)};
+  base.unit_kind = UnitKind::Sm;
+  base.tag = kNoTag;
+  T3Extension local_read = base;
+  local_read.op = Op::Read;
+  local_read.cache_hint = CacheHint::Cached;
+  T3Extension local_write = base;
+  local_write.op = Op::Write;
+  local_write.cache_hint = CacheHint::Cached;
+  T3Extension remote_write = base;
+  remote_write.op = Op::Write;
+  remote_write.cache_hint = CacheHint::Uncached;
+  T3Extension flag_read = local_read;
+  flag_read.cache_hint = CacheHint::Uncached;
+  T3Extension flag_write = remote_write;
+
+  const std::uint64_t ready = ready_flag(k.flags, channel);
+  const std::uint64_t ack = ack_flag(k.flags, channel);
+  const std::uint64_t next_ready = ready_flag(k.next_flags, channel);
+  const std::uint64_t prev_ack = ack_flag(k.prev_flags, channel);
+  std::uint64_t seen_ready = 0, seen_ack = 0;
+  auto flag = [&](std::uint32_t count) { return flag_value(k.sequence, count); };
+  auto in_chunk = [&](std::uint64_t buffer, int chunk, std::int64_t element) {
+    return buffer + static_cast<std::uint64_t>(chunk * chunk_bytes + element * eb);
+  };
+
+  for (std::int64_t j = 0; j < slices; ++j) {
+    const std::int64_t first = range.first + j * slice_elements;
+    const std::int64_t count = std::min(slice_elements, range.end - first);
+    // Step n - 1 only receives: the reduce-scatter finishes its owned chunk, the all-gather
+    // takes in the last chunk.
+    for (int step = 0; step < n; ++step) {
+      const auto g = static_cast<std::uint32_t>(j * (n - 1) + step);  // this step's send index
+      const bool last = step == n - 1;
+      const bool receives = step > 0;
+      // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
+      if (receives && !wait_flag(ready, flag(g), seen_ready, flag_read, interval, result)) {
+        return false;
+      }
+      std::uint64_t source = 0, received = 0, destination = 0;
+      const T3Extension* store = &remote_write;
+      if (reduce_scatter) {
+        const int chunk = reduce_scatter_chunk(r, step, n);
+        source = in_chunk(k.buffer, chunk, first);
+        if (receives) {
+          received =
+              fifo_entry(k.receive(), channel, k.fifo_depth, k.slice_bytes, (g - 1) % k.fifo_depth);
+        }
+        if (last) {
+          destination = source;  // the owned chunk, reduced
+          store = &local_write;
+        } else {
+          destination =
+              fifo_entry(k.next_receive(), channel, k.fifo_depth, k.slice_bytes, g % k.fifo_depth);
+          // The entry's previous use (send g - depth) must have been consumed by next.
+          if (g >= k.fifo_depth &&
+              !wait_flag(ack, flag(g + 1 - k.fifo_depth), seen_ack, flag_read, interval, result)) {
+            return false;
+          }
+        }
+      } else if (!last) {
+        const int chunk = all_gather_chunk(r, step, n);
+        source = in_chunk(k.buffer, chunk, first);
+        destination = in_chunk(k.next_buffer, chunk, first);
+      }
+      const bool moves = reduce_scatter || !last;
+      for (std::int64_t done_elements = 0; moves && done_elements < count;) {
+        const std::int64_t elements = std::min(piece_elements, count - done_elements);
+        const auto bytes = static_cast<std::uint64_t>(elements * eb);
+        const auto offset = static_cast<std::uint64_t>(done_elements * eb);
+        if (functional) {
+          slot.local.resize(bytes);
+          slot.received.resize(bytes);
+        }
+        const bool reduce = reduce_scatter && receives;
+        if (reduce && !read(received + offset, bytes, local_read,
+                            functional ? slot.received.data() : nullptr, result)) {
+          return false;
+        }
+        if (!read(source + offset, bytes, local_read, functional ? slot.local.data() : nullptr,
+                  result)) {
+          return false;
+        }
+        stats_.collective_bytes_read += reduce ? 2 * bytes : bytes;
+        if (reduce) {
+          if (functional) {
+            for (std::int64_t i = 0; i < elements; ++i) {
+              const auto e = static_cast<std::size_t>(i);
+              store_element(slot.local.data(), e, k.element,
+                            load_element(slot.local.data(), e, k.element) +
+                                load_element(slot.received.data(), e, k.element));
+            }
+          }
+          const sc_core::sc_time end =
+              reserve_pipe(sc_core::sc_time(reduce_seconds(elements), sc_core::SC_SEC));
+          const sc_core::sc_time now = sc_core::sc_time_stamp();
+          if (end > now) wait(end - now);
+        }
+        done_elements += elements;
+        // The received slice is consumed once its last piece has been read: prev may reuse it.
+        if (receives && done_elements == count &&
+            !post_flag(prev_ack, flag(g), flag_write, result)) {
+          return false;
+        }
+        if (!write(destination + offset, bytes, *store, functional ? slot.local.data() : nullptr,
+                   result)) {
+          return false;
+        }
+        stats_.collective_bytes_written += bytes;
+      }
+      if (!moves && !post_flag(prev_ack, flag(g), flag_write, result)) return false;
+      // The data of send g is acknowledged (every store waited for): tell next.
+      if (!last && !post_flag(next_ready, flag(g + 1), flag_write, result)) return false;
+    }
+  }
+  // Done when next has consumed every send: nothing of this launch is left in flight.
+  return wait_flag(ack, flag(sends), seen_ack, flag_read, interval, result);
+}
+
 nlohmann::json Sm::report() const {
   const double elapsed_s = sc_core::sc_time_stamp().to_seconds();
   const double busy_s = stats_.pipe_busy.to_seconds();
@@ -253,7 +446,12 @@ nlohmann::json Sm::report() const {
           {"bytes_written", stats_.bytes_written},
           {"reads", stats_.reads},
           {"writes", stats_.writes},
-          {"faults", stats_.faults}};
+          {"faults", stats_.faults},
+          {"collective_bytes_read", stats_.collective_bytes_read},
+          {"collective_bytes_written", stats_.collective_bytes_written},
+          {"flag_polls", stats_.flag_polls},
+          {"flag_writes", stats_.flag_writes},
+          {"flag_wait_ns", stats_.flag_wait.to_seconds() * 1e9}};
 }
 
 }  // namespace t3

@@ -1,6 +1,8 @@
 // One streaming multiprocessor: `occupancy` workgroup slots sharing one math pipe, issuing its
 // memory traffic through one TLM initiator socket. Work arrives from the dispatcher through an
-// sc_fifo; each finished workgroup is reported back through another.
+// sc_fifo; each finished workgroup is reported back through another. A workgroup is a GEMM output
+// tile or one channel of a ring collective (reduce-scatter / all-gather with flag polling, as
+// RCCL runs them on CUs; the protocol is in workloads/collective_program.h).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +27,13 @@ struct SmStats {
   std::uint64_t reads = 0;          // read transactions
   std::uint64_t writes = 0;         // write and update transactions
   std::uint64_t faults = 0;         // transactions answered with an error response
+  // Collective kernels (their data bytes are also in bytes_read / bytes_written; flag accesses
+  // are counted in reads / writes and their 8 bytes each in bytes_read / bytes_written).
+  std::uint64_t collective_bytes_read = 0;     // data read: own chunks, FIFO, received chunks
+  std::uint64_t collective_bytes_written = 0;  // data stored: to the next GPU and the final chunk
+  std::uint64_t flag_polls = 0;                // reads of a flag word
+  std::uint64_t flag_writes = 0;               // READY and ACK stores
+  sc_core::sc_time flag_wait;                  // time channels spent polling for flags
 };
 
 class Sm : public sc_core::sc_module {
@@ -42,23 +51,42 @@ class Sm : public sc_core::sc_module {
   // Seconds of math-pipe time of one GEMM step of h x w outputs over k_step (first principles:
   // 2 h w k FLOPs at flops_per_clock x clock x efficiency).
   double step_seconds(std::int64_t h, std::int64_t w, std::int64_t k_step) const;
+  // Seconds of math-pipe time a collective spends adding `elements` element pairs:
+  // elements / (flops_per_clock x clock x efficiency x kReduceRate).
+  double reduce_seconds(std::int64_t elements) const;
+  // Element-wise adds run on the vector ALUs, not the matrix pipe that flops_per_clock describes:
+  // one add per lane per clock, 64 lanes per CU (CDNA2) against 1024 matrix FLOPs per clock.
+  static constexpr double kReduceRate = 1.0 / 16;
 
  private:
   // Per-slot buffers (functional mode), reused from workgroup to workgroup.
   struct Slot {
     std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
     std::vector<float> a_values, b_values, acc;
+    std::vector<unsigned char> received, local;  // one piece of a collective
   };
   void slot_thread(int slot);
   // Returns false after a fault (recorded in `result`).
   bool run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone& result);
+  // One channel of a ring collective; false after a fault (recorded in `result`).
+  bool run_collective(Slot& slot, const CollectiveKernel& kernel, int channel, WgDone& result);
   // Reads [address, address + bytes) in requests of at most request_bytes (element-aligned);
   // in functional mode the data lands in `into`.
   bool read(std::uint64_t address, std::uint64_t bytes, ElementType element, unsigned char* into,
             WgDone& result);
+  bool read(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
+            unsigned char* into, WgDone& result);
   bool write(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
              const unsigned char* from, WgDone& result);
-  bool transport(tlm::tlm_generic_payload& payload, WgDone& result);
+  // `posted`: the caller does not wait for the acknowledgement (the annotated delay).
+  bool transport(tlm::tlm_generic_payload& payload, WgDone& result, bool posted = false);
+  // A posted 8-byte flag store of `value`.
+  bool post_flag(std::uint64_t address, std::uint64_t value, const T3Extension& extension,
+                 WgDone& result);
+  // Reads the 8-byte flag at `address` every `interval` until it is at least `expected`; `seen`
+  // caches the last value read (a wait it already satisfies costs no access).
+  bool wait_flag(std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
+                 const T3Extension& extension, sc_core::sc_time interval, WgDone& result);
   // Reserves the math pipe for `duration` from max(now, pipe free); returns the end time.
   sc_core::sc_time reserve_pipe(sc_core::sc_time duration);
 

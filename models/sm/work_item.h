@@ -10,6 +10,7 @@
 
 #include "models/sm/dispatcher_registers.h"
 #include "tlm_interconnect/payload.h"
+#include "workloads/collective_program.h"
 #include "workloads/gemm_layout.h"
 
 namespace t3 {
@@ -41,16 +42,43 @@ struct GemmKernel {
   std::int64_t tiles() const { return grid_rows() * grid_cols(); }
 };
 
+// A ring reduce-scatter or all-gather (workloads/collective_program.h has the schedule, the
+// layout and the flag protocol); one workgroup per channel.
+struct CollectiveKernel {
+  CollectiveOp op = CollectiveOp::ReduceScatter;
+  int ranks = 0;
+  int rank = 0;
+  int channels = 0;
+  std::uint64_t buffer = 0;       // this GPU's n chunks
+  std::uint64_t next_buffer = 0;  // next GPU's
+  std::uint64_t flags = 0, next_flags = 0, prev_flags = 0;
+  std::uint64_t bytes = 0;
+  ElementType element = ElementType::Fp32;
+  std::uint32_t sequence = 1;
+  std::uint32_t slice_bytes = 0;
+  std::uint32_t fifo_depth = 0;
+  std::uint32_t poll_ns = 0;
+  bool hbm_flags = false;  // some flag area lies in HBM (needs functional mode)
+
+  std::uint64_t chunk_bytes() const { return bytes / static_cast<std::uint64_t>(ranks); }
+  std::uint64_t receive() const { return receive_area(buffer, bytes); }
+  std::uint64_t next_receive() const { return receive_area(next_buffer, bytes); }
+};
+
 // One validated launch, immutable while its workgroups run.
 struct Kernel {
   dispatcher::KernelKind kind = dispatcher::kNone;
-  std::uint64_t launch = 0;  // sequence number of the launch at its dispatcher
-  GemmKernel gemm;           // kind == kGemm
-  // A later kind (collective kernels: read/reduce/write loops with flag polling) adds its own
-  // descriptor here.
+  std::uint64_t launch = 0;     // sequence number of the launch at its dispatcher
+  GemmKernel gemm;              // kind == kGemm
+  CollectiveKernel collective;  // kind == kCollective
+
+  std::int64_t workgroups() const {
+    return kind == dispatcher::kCollective ? collective.channels : gemm.tiles();
+  }
 };
 
-// One workgroup: for a GEMM, the output tile `tile` (tile_row * grid_cols + tile_col).
+// One workgroup: for a GEMM, the output tile `tile` (tile_row * grid_cols + tile_col); for a
+// collective, the channel `tile`.
 struct WorkItem {
   std::shared_ptr<const Kernel> kernel;
   std::int64_t tile = 0;

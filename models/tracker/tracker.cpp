@@ -1,1 +1,288 @@
-#include "tlm_interconnect/memory_events.h"
+#include "models/tracker/tracker.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "tlm_interconnect/address_map.h"
+
+namespace t3 {
+
+using namespace tracker;
+
+namespace {
+
+constexpr const char* kMsgType = "t3/tracker";
+
+std::uint32_t low(std::uint64_t value) {
+  return static_cast<std::uint32_t>(value);
+}
+std::uint32_t high(std::uint64_t value) {
+  return static_cast<std::uint32_t>(value >> 32);
+}
+void set_low(std::uint64_t& field, std::uint32_t value) {
+  field = (field & 0xffffffff00000000ull) | value;
+}
+void set_high(std::uint64_t& field, std::uint32_t value) {
+  field = (field & 0xffffffffull) | (static_cast<std::uint64_t>(value) << 32);
+}
+std::uint32_t saturate(std::uint64_t value) {
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(value, std::numeric_limits<std::uint32_t>::max()));
+}
+
+}  // namespace
+
+Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
+                 sc_core::sc_time mmio_latency, int gpu)
+    : RegisterBlock(name, mmio_latency),
+      watch_export("watch_export"),
+      dma("dma"),
+      gpu_(gpu),
+      prefix_("gpu" + std::to_string(gpu) + " tracker: "),
+      regions_(kRegions) {
+  if (config.entries < 1) throw ConfigError("tracker.entries: must be at least 1");
+  watch_export.bind(*this);
+  entries_.resize(static_cast<std::size_t>(config.entries));
+  for (int i = static_cast<int>(entries_.size()) - 1; i >= 0; --i) free_.push_back(i);
+  index_.reserve(entries_.size() * 2);
+
+  auto ro = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
+                   Reader read) { add_register(offset, reg, doc, std::move(read)); };
+  ro(kEntries, "ENTRIES", "table capacity: tags tracked at once (tracker.entries)",
+     [this] { return static_cast<std::uint32_t>(entries_.size()); });
+  ro(kInUse, "IN_USE", "entries allocated and not fired", [this] { return in_use_; });
+  ro(kFired, "FIRED", "tags fired since reset", [this] { return saturate(stats_.fired); });
+  ro(kErrors, "ERRORS", "tagged writes/updates in no enabled region since reset",
+     [this] { return saturate(stats_.errors); });
+  add_register(
+      kReset, "RESET",
+      "write 1: free every entry, forget fired tags, zero the counters (regions are kept); reads 0",
+      [] { return 0u; }, [this](std::uint32_t v) { reset(v); });
+  ro(kRegionCount, "REGIONS", "number of region slots (64)",
+     [] { return static_cast<std::uint32_t>(kRegions); });
+  ro(kMaxInUse, "MAX_IN_USE", "peak of IN_USE since reset",
+     [this] { return saturate(stats_.max_in_use); });
+  ro(kRefused, "REFUSED", "admissions refused because the table was full (back-pressure)",
+     [this] { return saturate(stats_.refused); });
+  ro(kOvercount, "OVERCOUNT",
+     "conservation errors: bytes for a tag that already fired, or a count past THRESHOLD",
+     [this] { return saturate(stats_.overcount); });
+
+  for (int r = 0; r < kRegions; ++r) {
+    const std::string n = std::to_string(r);
+    ro(kRegionDone + 4 * static_cast<std::uint64_t>(r), "REGION_DONE_" + n,
+       "tags fired in region " + n + " since reset",
+       [this, r] { return saturate(stats_.region_fired[static_cast<std::size_t>(r)]); });
+  }
+  for (int r = 0; r < kRegions; ++r) {
+    Region& g = regions_[static_cast<std::size_t>(r)];
+    const std::string reg = "REGION" + std::to_string(r) + "_";
+    const std::string what = "region " + std::to_string(r) + ": ";
+    auto rw64 = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
+                    std::uint64_t& f) {
+      add_register(
+          region_register(r, offset), reg + field + "_LO", what + doc + ", bits 31:0",
+          [&f] { return low(f); }, [&f](std::uint32_t v) { set_low(f, v); });
+      add_register(
+          region_register(r, offset + 4), reg + field + "_HI", what + doc + ", bits 63:32",
+          [&f] { return high(f); }, [&f](std::uint32_t v) { set_high(f, v); });
+    };
+    auto rw = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
+                  std::uint32_t& f) {
+      add_register(
+          region_register(r, offset), reg + field, what + doc, [&f] { return f; },
+          [&f](std::uint32_t v) { f = v; });
+    };
+    rw64(kBaseLow, "BASE", "base (global address)", g.base);
+    rw64(kSizeLow, "SIZE", "size in bytes", g.size);
+    rw(kThreshold, "THRESHOLD", "bytes per tag that complete a tile (e.g. 2 x tile bytes)",
+       g.threshold);
+    rw64(kDmaDstLow, "DMA_DST", "destination base of fired tiles", g.dst);
+    rw(kDmaOp, "DMA_OP", "on fire: 0 none (count only), 1 store, 2 update", g.op);
+    rw(kElement, "ELEMENT", "element type of the DMA: 0 fp32, 1 fp16, 2 bf16", g.element);
+    add_register(
+        region_register(r, kControl), reg + "CONTROL",
+        what + "bit 0 enable (refused, reads 0, if SIZE/THRESHOLD is 0 or DMA_OP/ELEMENT invalid)",
+        [&g] { return g.control; }, [this, r](std::uint32_t v) { control(r, v); });
+  }
+}
+
+void Tracker::control(int region, std::uint32_t value) {
+  Region& g = regions_[static_cast<std::size_t>(region)];
+  const bool was_enabled = (g.control & kEnable) != 0;
+  bool enable = (value & kEnable) != 0;
+  if (enable && (g.size == 0 || g.threshold == 0 || g.op > kOpUpdate || g.element > 2 ||
+                 g.base + g.size < g.base)) {
+    enable = false;  // an invalid region is never enabled
+  }
+  g.control = enable ? std::uint32_t{kEnable} : 0u;
+  if (enable && !was_enabled) g.fired_tags.clear();  // a new round of tiles
+  enabled_.clear();
+  for (int r = 0; r < kRegions; ++r) {
+    if (regions_[static_cast<std::size_t>(r)].control & kEnable) enabled_.push_back(r);
+  }
+}
+
+void Tracker::reset(std::uint32_t value) {
+  if (value != 1) return;
+  for (int i = 0; i < static_cast<int>(entries_.size()); ++i) {
+    if (entries_[static_cast<std::size_t>(i)].used) release(i);
+  }
+  for (Region& g : regions_) g.fired_tags.clear();
+  stats_ = TrackerStats{};
+  space_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+int Tracker::find_region(std::uint64_t address, std::uint64_t bytes) const {
+  for (int r : enabled_) {
+    const Region& g = regions_[static_cast<std::size_t>(r)];
+    if (address >= g.base && address - g.base < g.size && bytes <= g.size - (address - g.base)) {
+      return r;
+    }
+  }
+  return -1;
+}
+
+int Tracker::allocate(int region, std::uint32_t tag) {
+  if (free_.empty()) return -1;
+  const int i = free_.back();
+  free_.pop_back();
+  Entry& e = entries_[static_cast<std::size_t>(i)];
+  e.used = true;
+  e.region = region;
+  e.tag = tag;
+  e.count = 0;
+  e.low = std::numeric_limits<std::uint64_t>::max();
+  e.high_end = 0;
+  e.allocated = sc_core::sc_time_stamp();
+  index_.emplace(key(region, tag), i);
+  ++in_use_;
+  stats_.max_in_use = std::max<std::uint64_t>(stats_.max_in_use, in_use_);
+  return i;
+}
+
+void Tracker::release(int i) {
+  Entry& e = entries_[static_cast<std::size_t>(i)];
+  index_.erase(key(e.region, e.tag));
+  e.used = false;
+  free_.push_back(i);
+  --in_use_;
+  space_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
+bool Tracker::admit(const AppliedAccess& access) {
+  const int r = find_region(access.address, access.bytes);
+  if (r < 0) return true;  // reported as an error when applied
+  if (index_.count(key(r, access.tag)) != 0) return true;
+  if (regions_[static_cast<std::size_t>(r)].fired_tags.count(access.tag) != 0) {
+    return true;  // a conservation error, reported when applied
+  }
+  if (allocate(r, access.tag) >= 0) return true;  // reserved for this tag
+  ++stats_.refused;
+  return false;
+}
+
+void Tracker::applied(const AppliedAccess& access) {
+  const int r = find_region(access.address, access.bytes);
+  if (r < 0) {
+    ++stats_.errors;
+    error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
+          " is not in any programmed region (" + std::to_string(access.bytes) + " bytes, " +
+          to_string(access.op) + " from gpu" + std::to_string(access.origin.gpu) + ")");
+    return;
+  }
+  Region& g = regions_[static_cast<std::size_t>(r)];
+  int i;
+  if (const auto found = index_.find(key(r, access.tag)); found != index_.end()) {
+    i = found->second;
+  } else if (g.fired_tags.count(access.tag) != 0) {
+    ++stats_.overcount;
+    error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
+          ": " + std::to_string(access.bytes) + " bytes after the tag fired in region " +
+          std::to_string(r) + " (each contribution must be applied once)");
+    return;
+  } else {
+    i = allocate(r, access.tag);  // applied without admit(): only if space is left
+    if (i < 0) {
+      ++stats_.errors;
+      error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
+            " was applied without admission while the table was full");
+      return;
+    }
+  }
+  Entry& e = entries_[static_cast<std::size_t>(i)];
+  e.count += access.bytes;
+  stats_.counted_bytes += access.bytes;
+  e.low = std::min(e.low, access.address);
+  e.high_end = std::max(e.high_end, access.address + access.bytes);
+  if (e.count >= g.threshold) fire(i);
+}
+
+void Tracker::fire(int i) {
+  const Entry& e = entries_[static_cast<std::size_t>(i)];
+  Region& g = regions_[static_cast<std::size_t>(e.region)];
+  const TrackerFire record{
+      sc_core::sc_time_stamp(), e.tag,   e.region, e.low,      g.dst + (e.low - g.base),
+      e.high_end - e.low,       e.count, g.op,     e.allocated};
+  fires_.push_back(record);
+  if (e.count > g.threshold) {
+    ++stats_.overcount;
+    error(prefix_ + "tag " + std::to_string(e.tag) + " in region " + std::to_string(e.region) +
+          " counted " + std::to_string(e.count) + " bytes, past its threshold of " +
+          std::to_string(g.threshold));
+  }
+  if (g.op != kOpNone) {
+    if (dma.size() == 0) {
+      ++stats_.errors;
+      error(prefix_ + "region " + std::to_string(e.region) +
+            " has a DMA_OP but no DMA engine is bound; tag " + std::to_string(e.tag) +
+            " was not sent");
+    } else {
+      dma->trigger(DmaRequest{record.source, record.destination, record.bytes,
+                              g.op == kOpStore ? Op::Write : Op::Update,
+                              static_cast<ElementType>(g.element), e.tag,
+                              static_cast<std::uint32_t>(e.region)});
+    }
+  }
+  g.fired_tags.insert(e.tag);
+  ++stats_.region_fired[static_cast<std::size_t>(e.region)];
+  ++stats_.fired;
+  release(i);
+}
+
+void Tracker::error(const std::string& message) {
+  if (errors_.size() < kMaxErrorMessages) {
+    errors_.push_back(message);
+    SC_REPORT_INFO(kMsgType, message.c_str());
+  }
+}
+
+nlohmann::json Tracker::report() const {
+  nlohmann::json j;
+  j["entries"] = entries_.size();
+  j["in_use"] = in_use_;
+  j["max_in_use"] = stats_.max_in_use;
+  j["fired"] = stats_.fired;
+  j["errors"] = stats_.errors;
+  j["overcount"] = stats_.overcount;
+  j["refused"] = stats_.refused;
+  j["counted_bytes"] = stats_.counted_bytes;
+  j["pending"] = pending();
+  nlohmann::json regions = nlohmann::json::object();
+  for (int r = 0; r < kRegions; ++r) {
+    const Region& g = regions_[static_cast<std::size_t>(r)];
+    const std::uint64_t fired = stats_.region_fired[static_cast<std::size_t>(r)];
+    if (!(g.control & kEnable) && fired == 0) continue;
+    regions[std::to_string(r)] = {{"base", g.base},
+                                  {"size", g.size},
+                                  {"threshold", g.threshold},
+                                  {"op", g.op},
+                                  {"enabled", (g.control & kEnable) != 0},
+                                  {"fired", fired}};
+  }
+  j["regions"] = regions;
+  return j;
+}
+
+}  // namespace t3

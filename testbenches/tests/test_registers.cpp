@@ -8,7 +8,10 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "models/dma/dma_engine.h"
 #include "models/gpu/device_info.h"
+#include "models/sm/dispatcher.h"
+#include "models/tracker/tracker.h"
 #include "t3sim_version.h"
 
 using namespace t3;
@@ -21,22 +24,63 @@ struct DocRow {
   bool writable;
 };
 
-// The rows of the table under the Markdown heading that starts with `heading`.
+// The registers documented under the Markdown heading that starts with `heading`. A table after
+// a line "Array at `0xB + 0xS * i`, i = 0 to N:" lists the registers of one array element at
+// offsets inside the element, with `<i>` in their names; it is expanded for every i.
 std::vector<DocRow> documented(const std::string& heading) {
   std::ifstream file(std::string(T3SIM_SOURCE_DIR) + "/docs/registers.md");
   REQUIRE(file);
   std::vector<DocRow> rows;
   std::string line;
   bool inside = false;
-  const std::regex row(R"(^\| `0x([0-9a-f]+)` \| `([A-Z_0-9]+)` \| (RO|RW) \|)");
+  std::uint64_t base = 0, stride = 0, last = 0;
+  bool array = false;
+  bool array_rows = false;  // the array's table has started
+  const std::regex row(R"(^\| `0x([0-9a-f]+)` \| `([A-Z_0-9<>i]+)` \| (RO|RW) \|)");
+  const std::regex array_line(
+      R"(^Array at `0x([0-9a-f]+) \+ 0x([0-9a-f]+) \* i`, i = 0 to (\d+):)");
   while (std::getline(file, line)) {
-    if (line.rfind("## ", 0) == 0) inside = line.rfind("## " + heading, 0) == 0;
     std::smatch match;
-    if (inside && std::regex_search(line, match, row)) {
-      rows.push_back({std::stoull(match[1], nullptr, 16), match[2], match[3] == "RW"});
+    if (line.rfind("## ", 0) == 0) {
+      inside = line.rfind("## " + heading, 0) == 0;
+      array = false;
+    } else if (std::regex_search(line, match, array_line)) {
+      array = true;
+      array_rows = false;
+      base = std::stoull(match[1], nullptr, 16);
+      stride = std::stoull(match[2], nullptr, 16);
+      last = std::stoull(match[3]);
+    } else if (line.empty()) {
+      if (array_rows) array = false;  // the blank line after the array's table ends it
+    } else if (inside && std::regex_search(line, match, row)) {
+      const std::uint64_t offset = std::stoull(match[1], nullptr, 16);
+      const std::string name = match[2];
+      if (!array) {
+        rows.push_back({offset, name, match[3] == "RW"});
+        continue;
+      }
+      array_rows = true;
+      for (std::uint64_t i = 0; i <= last; ++i) {
+        std::string expanded = name;
+        expanded.replace(expanded.find("<i>"), 3, std::to_string(i));
+        rows.push_back({base + i * stride + offset, expanded, match[3] == "RW"});
+      }
     }
   }
   return rows;
+}
+
+// Every documented register exists with its name and access, and nothing undocumented exists.
+void check_documented(const std::string& heading, const RegisterBlock& block) {
+  const auto rows = documented(heading);
+  const auto map = block.register_map();
+  CHECK(rows.size() == map.size());
+  for (const auto& row : rows) {
+    INFO(heading << ": offset 0x" << std::hex << row.offset << " " << row.name);
+    REQUIRE(map.count(row.offset) == 1);
+    CHECK(map.at(row.offset).name == row.name);
+    CHECK(map.at(row.offset).writable == row.writable);
+  }
 }
 
 struct Probe : sc_core::sc_module {
@@ -68,15 +112,7 @@ struct Probe : sc_core::sc_module {
 
 TEST_CASE("docs/registers.md lists exactly the device-info registers") {
   DeviceInfo info("info", sc_core::sc_time(10, sc_core::SC_NS), 3, 8, 0x30000000000ull);
-  const auto rows = documented("Device info");
-  const auto map = info.register_map();
-  REQUIRE(rows.size() == map.size());
-  for (const auto& row : rows) {
-    INFO("offset " << row.offset);
-    REQUIRE(map.count(row.offset) == 1);
-    CHECK(map.at(row.offset).name == row.name);
-    CHECK(map.at(row.offset).writable == row.writable);
-  }
+  check_documented("Device info", info);
 }
 
 TEST_CASE("every device-info register answers as documented") {
@@ -121,4 +157,20 @@ TEST_CASE("every device-info register answers as documented") {
   };
   sc_core::sc_start();
   CHECK(ran);
+}
+
+TEST_CASE("docs/registers.md lists exactly the dispatcher registers") {
+  Dispatcher dispatcher("dispatcher", SmConfig{}, AddressMap(AddressMapConfig{}, 2, 1ull << 30), 0,
+                        sc_core::sc_time(10, sc_core::SC_NS));
+  check_documented("Dispatcher", dispatcher);
+}
+
+TEST_CASE("docs/registers.md lists exactly the tracker registers") {
+  Tracker tracker("tracker", TrackerConfig{}, sc_core::sc_time(10, sc_core::SC_NS), 0);
+  check_documented("Tracker", tracker);
+}
+
+TEST_CASE("docs/registers.md lists exactly the DMA engine registers") {
+  DmaEngine dma("dma", DmaConfig{}, sc_core::sc_time(10, sc_core::SC_NS), 0);
+  check_documented("DMA engine", dma);
 }

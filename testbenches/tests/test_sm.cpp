@@ -885,5 +885,5 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
     CHECK(regs.at(e + reg::kOutOp).name == prefix + "_OP");
     CHECK(regs.at(e + reg::kOutFlags).name == prefix + "_FLAGS");
   }
-  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks);
+  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 21 + reg::kMailboxWords);
 }

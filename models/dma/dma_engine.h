@@ -1,0 +1,199 @@
+// The trigger/DMA engine of one GPU: moves data from a source to a destination anywhere in the
+// global address space, as stores or near-memory updates. Requests come from the tracker
+// (DmaTriggerIf::trigger, through `trigger_export`) or from MMIO descriptors rung by the host.
+//
+// Model:
+// - Requests wait in one FIFO. Up to dma.in_flight of them run at once (one SC_THREAD each).
+// - A transfer is cut into pieces of at most dma.chunk_bytes (rounded down to 4 bytes so updates
+//   stay whole elements). Each piece reads the source (traffic class Communication, Uncached, no
+//   tag) and then writes or updates the destination with the data it read (Communication,
+//   Uncached, the request's tag and element type), through `initiator` (bind it to the GPU's
+//   router, which reaches every GPU's HBM).
+// - Pacing: one reservation calendar for the whole engine. A piece of b bytes occupies
+//   b / dma.bandwidth_GBps of engine time; it is issued when its slot starts. A transfer keeps up
+//   to kPiecesInFlight pieces outstanding, so memory and link latency are hidden and a lone
+//   transfer moves at the engine's rate when the path allows it.
+// - Functional mode: real data moves (the read's payload buffer is the write's operand). Timing
+//   mode moves the same (pooled) buffers, and memory ignores them.
+// - A piece answered with an error response is counted (ERRORS), described in errors() and marks
+//   its transfer failed; the rest of the transfer still runs.
+//
+// Register map (offsets in t3::dma below; docs/registers.md): global STATUS, QUEUED, RUNNING,
+// COMPLETED, BYTES_LO/HI, ERRORS, REJECTED, IN_FLIGHT, TRIGGERED, CLEAR, and kDescriptors doorbell
+// descriptors {SRC, DST, SIZE, OP, ELEMENT, TAG, DOORBELL, STATE}. Writing 1 to a descriptor's
+// DOORBELL queues a copy of it (SIZE > 0, OP 1 or 2, ELEMENT <= 2, an update a whole number of
+// elements, no wrap past 2^64; otherwise STATE = failed). A doorbell while the descriptor is queued
+// or running is refused (REJECTED counts it; STATE unchanged). A host waits for the engine to drain
+// by polling STATUS until 0, or on idle_event().
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+#include <tlm>
+
+#include "config/system_config.h"
+#include "tlm_interconnect/memory_events.h"
+#include "tlm_interconnect/payload.h"
+#include "tlm_interconnect/register_block.h"
+
+namespace t3 {
+
+namespace dma {
+
+inline constexpr int kDescriptors = 16;
+
+// Global registers.
+inline constexpr std::uint64_t kStatus = 0x000;     // RO: 0 idle, 1 busy (queued or running)
+inline constexpr std::uint64_t kQueued = 0x004;     // RO: requests waiting to start
+inline constexpr std::uint64_t kRunning = 0x008;    // RO: transfers in progress
+inline constexpr std::uint64_t kCompleted = 0x00c;  // RO: transfers finished (failed included)
+inline constexpr std::uint64_t kBytesLow = 0x010;   // RO: bytes written/updated, bits 31:0
+inline constexpr std::uint64_t kBytesHigh = 0x014;  // RO: bits 63:32
+inline constexpr std::uint64_t kErrors = 0x018;     // RO: pieces answered with an error response
+inline constexpr std::uint64_t kRejected = 0x01c;   // RO: doorbells/triggers refused
+inline constexpr std::uint64_t kInFlight = 0x020;   // RO: transfers run at once (dma.in_flight)
+inline constexpr std::uint64_t kTriggered = 0x024;  // RO: requests received from the tracker
+inline constexpr std::uint64_t kClear = 0x028;      // WO (reads 0): write 1 to zero the counters
+// Descriptor d at kDescriptorBase + d * kDescriptorStride.
+inline constexpr std::uint64_t kDescriptorBase = 0x100;
+inline constexpr std::uint64_t kDescriptorStride = 0x40;
+inline constexpr std::uint64_t kSrcLow = 0x00;    // RW: source (global address), bits 31:0
+inline constexpr std::uint64_t kSrcHigh = 0x04;   // RW: bits 63:32
+inline constexpr std::uint64_t kDstLow = 0x08;    // RW: destination (global address), bits 31:0
+inline constexpr std::uint64_t kDstHigh = 0x0c;   // RW: bits 63:32
+inline constexpr std::uint64_t kSizeLow = 0x10;   // RW: bytes, bits 31:0
+inline constexpr std::uint64_t kSizeHigh = 0x14;  // RW: bits 63:32
+inline constexpr std::uint64_t kOp = 0x18;        // RW: DescriptorOp
+inline constexpr std::uint64_t kElement = 0x1c;   // RW: 0 fp32, 1 fp16, 2 bf16
+inline constexpr std::uint64_t kTag = 0x20;       // RW: tag carried (0xffffffff untracked; reset)
+inline constexpr std::uint64_t kDoorbell = 0x24;  // WO (reads 0): write 1 to queue the descriptor
+inline constexpr std::uint64_t kState = 0x28;     // RO: DescriptorState
+inline constexpr std::uint64_t kBlockBytes = 0x1000;  // MMIO span of the register block
+
+enum DescriptorOp : std::uint32_t { kOpStore = 1, kOpUpdate = 2 };
+enum DescriptorState : std::uint32_t {
+  kStateIdle = 0,
+  kStateQueued = 1,
+  kStateRunning = 2,
+  kStateDone = 3,
+  kStateFailed = 4,  // refused doorbell (invalid fields) or a piece got an error response
+};
+
+inline constexpr std::uint64_t descriptor_register(int descriptor, std::uint64_t reg) {
+  return kDescriptorBase + static_cast<std::uint64_t>(descriptor) * kDescriptorStride + reg;
+}
+
+}  // namespace dma
+
+// One transfer, for tests and traces.
+struct DmaTransfer {
+  std::uint32_t descriptor;  // doorbell descriptor index, or the tracker region that fired
+  bool doorbell;             // true: MMIO descriptor, false: tracker trigger
+  std::uint32_t tag;
+  Op op;
+  std::uint64_t source;
+  std::uint64_t destination;
+  std::uint64_t bytes;
+  sc_core::sc_time queued;
+  sc_core::sc_time start;
+  sc_core::sc_time end;  // last piece acknowledged
+  bool error;
+};
+
+struct DmaStats {
+  std::uint64_t transfers = 0;  // completed
+  std::uint64_t triggered = 0;  // from the tracker
+  std::uint64_t doorbells = 0;  // from MMIO descriptors
+  std::uint64_t rejected = 0;
+  std::uint64_t errors = 0;  // pieces answered with an error
+  std::uint64_t pieces = 0;  // pieces moved
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;  // stores
+  std::uint64_t bytes_updated = 0;  // updates
+  double busy_ns = 0;               // engine time reserved by pieces
+  std::uint64_t max_running = 0;
+  std::uint64_t max_pieces_in_flight = 0;
+};
+
+class DmaEngine : public RegisterBlock, public DmaTriggerIf {
+ public:
+  // Memory side: bind to the GPU's router (router.in). The register file's target socket is
+  // RegisterBlock::socket, bound to the MMIO bus like every register block's.
+  tlm_utils::simple_initiator_socket<DmaEngine> initiator;
+  sc_core::sc_export<DmaTriggerIf> trigger_export;  // bind Tracker::dma here
+
+  // Pieces a transfer keeps outstanding at most (a design constant: 32 x 16 KiB covers an NVLink
+  // round trip at the default rates).
+  static constexpr int kPiecesInFlight = 32;
+
+  DmaEngine(sc_core::sc_module_name name, const DmaConfig& config, sc_core::sc_time mmio_latency,
+            int gpu);
+  ~DmaEngine() override;
+
+  // DmaTriggerIf: queues the request (FIFO).
+  void trigger(const DmaRequest& request) override;
+
+  const DmaStats& stats() const { return stats_; }
+  std::size_t queued() const { return queue_.size(); }
+  std::size_t running() const { return running_; }
+  std::size_t pending() const { return queue_.size() + running_; }  // queued + running
+  // Notified (delta) whenever the engine becomes idle: nothing queued, nothing running.
+  const sc_core::sc_event& idle_event() const { return idle_event_; }
+  const std::vector<DmaTransfer>& transfers() const { return transfers_; }
+  const std::vector<std::string>& errors() const { return errors_; }
+  int gpu() const { return gpu_; }
+  nlohmann::json report() const;
+
+  static constexpr std::size_t kMaxErrorMessages = 64;
+
+ private:
+  struct Descriptor {
+    std::uint64_t src = 0, dst = 0, size = 0;
+    std::uint32_t op = 0, element = 0, tag = kNoTag, state = dma::kStateIdle;
+  };
+  struct Job {
+    DmaRequest request;
+    bool doorbell;
+    sc_core::sc_time queued;
+  };
+  struct Slot;  // one running transfer's outstanding pieces
+  struct Lane;  // a thread that moves one piece at a time
+
+  void doorbell(int descriptor, std::uint32_t value);
+  void clear(std::uint32_t value);
+  void enqueue(const DmaRequest& request, bool doorbell);
+  void worker();  // SC_THREAD x in_flight: runs transfers
+  void run(const Job& job, Slot& slot);
+  void lane(Lane& lane);  // a piece mover, spawned on demand
+  void move(Lane& lane);  // reads then writes/updates one piece
+  Lane& idle_lane();
+  void fail(const std::string& message);
+
+  DmaConfig config_;
+  int gpu_;
+  std::string prefix_;  // "gpuN dma: "
+  std::uint64_t piece_bytes_;
+  double ns_per_byte_;
+  std::vector<Descriptor> descriptors_;
+  std::deque<Job> queue_;
+  std::size_t running_ = 0;
+  std::uint64_t pieces_in_flight_ = 0;
+  sc_core::sc_time calendar_;  // the engine is reserved up to here
+  sc_core::sc_event queue_event_;
+  sc_core::sc_event idle_event_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<Lane*> idle_lanes_;
+  PayloadPool pool_;
+  DmaStats stats_;
+  std::vector<DmaTransfer> transfers_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace t3

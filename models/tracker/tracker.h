@@ -1,0 +1,183 @@
+// The T3 tracker of one GPU: a table at the memory controller that counts, per output tile
+// (tracking tag), the bytes of tagged stores and updates applied to programmed regions, and fires a
+// DMA transfer when a tile's count reaches its region's threshold.
+//
+// Programming model (host, through MMIO; offsets in t3::tracker below, docs/registers.md):
+// - The host programs up to kRegions REGIONS. Region r is {BASE (global address), SIZE (bytes),
+//   THRESHOLD (bytes per tag that complete a tile, e.g. 2 x tile bytes = one local update plus one
+//   incoming update), DMA_DST (destination base for the region's fired tiles), DMA_OP (0 none:
+//   only count and mark complete, 1 store, 2 update), ELEMENT (0 fp32, 1 fp16, 2 bf16), CONTROL
+//   (bit 0 enable)}. Program a region while it is disabled, then write CONTROL = 1. An enable with
+//   SIZE 0, THRESHOLD 0, DMA_OP > 2, ELEMENT > 2 or a region that wraps past 2^64 is refused:
+//   CONTROL reads back 0. Overlapping regions: the lowest-numbered enabled region wins.
+// - Per-tag ENTRIES (config.entries of them) are allocated dynamically: the first tagged write or
+//   update that falls in an enabled region allocates an entry for (region, tag). Each applied part
+//   adds its bytes, and the entry keeps the lowest address and highest end it saw (tiles are
+//   contiguous in our layout). When the count reaches THRESHOLD the entry FIRES: with DMA_OP != 0
+//   it triggers the DMA engine with DmaRequest{source = lowest, destination = DMA_DST + (lowest -
+//   BASE), bytes = highest end - lowest, op, element, tag (the same tag, so the next GPU's tracker
+//   counts it), descriptor = region index}; REGION_DONE[r] and FIRED count it; the entry is freed.
+// - Errors (counted, recorded in errors(), reported with SC_REPORT_INFO; the data itself is still
+//   applied by memory):
+//   * ERRORS: a tagged write/update that is not wholly inside an enabled region ("gpuN tracker: tag
+//     T at address 0x... is not in any programmed region").
+//   * OVERCOUNT: conservation. Each contribution must be applied exactly once, so bytes for a tag
+//     that already fired in its region, or a count that jumps past THRESHOLD, is an error.
+//     Fired tags are remembered per region until RESET or until the region is disabled and
+//     enabled again (a new round of tiles).
+// - Back-pressure: the memory controller asks admit() just before applying a tagged access. It is
+//   true if the access is in no enabled region (it is reported as an error when applied), if its
+//   (region, tag) already has an entry, or if a free entry exists (which is then reserved for it);
+//   false when the table is full. The controller then keeps the request queued, its channel idle,
+//   until space_event() (an entry was freed). A table smaller than the tags whose contributions
+//   interleave at one channel can deadlock (a refused request at the head of a channel stalls the
+//   parts of tags that hold entries): size tracker.entries for the tiles in flight at once.
+// - RESET (write 1) frees every entry, forgets fired tags and zeroes FIRED, ERRORS, OVERCOUNT,
+//   REFUSED, MAX_IN_USE and REGION_DONE (and the statistics); region programming is kept.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "config/system_config.h"
+#include "tlm_interconnect/memory_events.h"
+#include "tlm_interconnect/register_block.h"
+
+namespace t3 {
+
+namespace tracker {
+
+inline constexpr int kRegions = 64;
+
+// Global registers.
+inline constexpr std::uint64_t kEntries = 0x000;      // RO: table capacity (tracker.entries)
+inline constexpr std::uint64_t kInUse = 0x004;        // RO: entries allocated, not fired
+inline constexpr std::uint64_t kFired = 0x008;        // RO: tags fired since reset
+inline constexpr std::uint64_t kErrors = 0x00c;       // RO: tagged accesses in no enabled region
+inline constexpr std::uint64_t kReset = 0x010;        // WO (reads 0): write 1 to clear, see above
+inline constexpr std::uint64_t kRegionCount = 0x014;  // RO: kRegions
+inline constexpr std::uint64_t kMaxInUse = 0x018;     // RO: peak of IN_USE since reset
+inline constexpr std::uint64_t kRefused = 0x01c;      // RO: admit() answered false (back-pressure)
+inline constexpr std::uint64_t kOvercount = 0x020;    // RO: conservation errors
+// REGION_DONE_r (RO): tags fired in region r, at kRegionDone + 4 r.
+inline constexpr std::uint64_t kRegionDone = 0x100;
+// Region r at kRegionBase + r * kRegionStride (the block spans 0x1000 bytes).
+inline constexpr std::uint64_t kRegionBase = 0x400;
+inline constexpr std::uint64_t kRegionStride = 0x30;
+inline constexpr std::uint64_t kBaseLow = 0x00;       // RW: region base (global), bits 31:0
+inline constexpr std::uint64_t kBaseHigh = 0x04;      // RW: bits 63:32
+inline constexpr std::uint64_t kSizeLow = 0x08;       // RW: region size in bytes, bits 31:0
+inline constexpr std::uint64_t kSizeHigh = 0x0c;      // RW: bits 63:32
+inline constexpr std::uint64_t kThreshold = 0x10;     // RW: bytes per tag that complete a tile
+inline constexpr std::uint64_t kDmaDstLow = 0x14;     // RW: destination base, bits 31:0
+inline constexpr std::uint64_t kDmaDstHigh = 0x18;    // RW: bits 63:32
+inline constexpr std::uint64_t kDmaOp = 0x1c;         // RW: DmaOp
+inline constexpr std::uint64_t kElement = 0x20;       // RW: 0 fp32, 1 fp16, 2 bf16
+inline constexpr std::uint64_t kControl = 0x24;       // RW: bit 0 enable (refused if invalid)
+inline constexpr std::uint64_t kBlockBytes = 0x1000;  // MMIO span of the register block
+
+enum DmaOp : std::uint32_t { kOpNone = 0, kOpStore = 1, kOpUpdate = 2 };
+enum Control : std::uint32_t { kEnable = 1u << 0 };
+
+inline constexpr std::uint64_t region_register(int region, std::uint64_t reg) {
+  return kRegionBase + static_cast<std::uint64_t>(region) * kRegionStride + reg;
+}
+
+}  // namespace tracker
+
+// One fired tile, for tests and traces.
+struct TrackerFire {
+  sc_core::sc_time time;
+  std::uint32_t tag;
+  int region;
+  std::uint64_t source;       // lowest address seen for the tag
+  std::uint64_t destination;  // DMA destination (DMA_DST + source - BASE)
+  std::uint64_t bytes;        // highest end - lowest address
+  std::uint64_t counted;      // bytes counted for the tag (== THRESHOLD unless overcounted)
+  std::uint32_t op;           // tracker::DmaOp
+  sc_core::sc_time first;     // when the entry was allocated
+};
+
+struct TrackerStats {
+  std::uint64_t fired = 0;
+  std::uint64_t errors = 0;     // accesses in no enabled region
+  std::uint64_t overcount = 0;  // conservation errors
+  std::uint64_t refused = 0;    // admit() answered false
+  std::uint64_t max_in_use = 0;
+  std::uint64_t counted_bytes = 0;  // bytes counted into entries
+  std::vector<std::uint64_t> region_fired = std::vector<std::uint64_t>(tracker::kRegions, 0);
+};
+
+class Tracker : public RegisterBlock, public MemoryWatchIf {
+ public:
+  sc_core::sc_export<MemoryWatchIf> watch_export;  // bind MemoryController::watch here
+  sc_core::sc_port<DmaTriggerIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> dma;
+
+  Tracker(sc_core::sc_module_name name, const TrackerConfig& config, sc_core::sc_time mmio_latency,
+          int gpu);
+
+  // MemoryWatchIf
+  bool admit(const AppliedAccess& access) override;
+  void applied(const AppliedAccess& access) override;
+  const sc_core::sc_event& space_event() const override { return space_event_; }
+
+  const TrackerStats& stats() const { return stats_; }
+  // Entries allocated and not fired (a non-zero value after a run: tiles never completed).
+  std::size_t pending() const { return in_use_; }
+  std::size_t capacity() const { return entries_.size(); }
+  int gpu() const { return gpu_; }
+  const std::vector<TrackerFire>& fires() const { return fires_; }
+  // Error messages, the first kMaxErrorMessages of them (all are counted).
+  const std::vector<std::string>& errors() const { return errors_; }
+  nlohmann::json report() const;
+
+  static constexpr std::size_t kMaxErrorMessages = 64;
+
+ private:
+  struct Region {
+    std::uint64_t base = 0, size = 0, dst = 0;
+    std::uint32_t threshold = 0, op = tracker::kOpNone, element = 0, control = 0;
+    std::unordered_set<std::uint32_t> fired_tags;  // conservation: a tag fires once per region
+  };
+  struct Entry {
+    bool used = false;
+    int region = -1;
+    std::uint32_t tag = kNoTag;
+    std::uint64_t count = 0;
+    std::uint64_t low = 0, high_end = 0;
+    sc_core::sc_time allocated;
+  };
+
+  // Enabled region wholly holding [address, address + bytes), or -1.
+  int find_region(std::uint64_t address, std::uint64_t bytes) const;
+  static std::uint64_t key(int region, std::uint32_t tag) {
+    return (static_cast<std::uint64_t>(region) << 32) | tag;
+  }
+  int allocate(int region, std::uint32_t tag);
+  void release(int index);
+  void fire(int index);
+  void control(int region, std::uint32_t value);
+  void reset(std::uint32_t value);
+  void error(const std::string& message);
+
+  int gpu_;
+  std::string prefix_;  // "gpuN tracker: "
+  std::vector<Region> regions_;
+  std::vector<int> enabled_;  // enabled region indices, ascending
+  std::vector<Entry> entries_;
+  std::vector<int> free_;                         // free entry indices (a stack)
+  std::unordered_map<std::uint64_t, int> index_;  // (region, tag) -> entry
+  std::uint32_t in_use_ = 0;
+  TrackerStats stats_;
+  std::vector<TrackerFire> fires_;
+  std::vector<std::string> errors_;
+  sc_core::sc_event space_event_;
+};
+
+}  // namespace t3

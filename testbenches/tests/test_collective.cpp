@@ -1,0 +1,683 @@
+// Ring collectives on the SMs (RCCL-style): the schedule and layout helpers, the dispatcher's
+// collective registers, functional goldens of reduce-scatter, all-gather and all-reduce for TP 2,
+// 4 and 8 on a whole TP group, launch rejections, and the time of a large ring reduce-scatter
+// against the first-principles ring formula. Each case builds one design and runs sc_start once.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <systemc>
+#include <tlm>
+
+#include "config/config_io.h"
+#include "models/sm/dispatcher.h"
+#include "models/system/simulation.h"
+#include "models/system/tp_group.h"
+#include "tlm_interconnect/element.h"
+#include "workloads/collective_program.h"
+
+using namespace t3;
+namespace reg = t3::dispatcher;
+using Catch::Contains;
+
+namespace {
+
+// The t3-paper preset with `gpus` GPUs, 8 SMs each, in the given mode, plus overrides.
+SystemConfig group_config(int gpus, bool functional, const std::vector<std::string>& extra = {}) {
+  SystemConfig config = load_system("t3-paper");
+  apply_override(config, "gpus=" + std::to_string(gpus));
+  apply_override(config, "sm.count=8");
+  if (functional) apply_override(config, "sim.mode=functional");
+  for (const auto& assignment : extra) apply_override(config, assignment);
+  validate(config);
+  return config;
+}
+
+// Runs `action` at the start of simulation, when every socket is bound (debug preloads).
+class AtStart : public sc_core::sc_module {
+ public:
+  AtStart(sc_core::sc_module_name name, std::function<void()> action)
+      : sc_module(name), action_(std::move(action)) {}
+  void start_of_simulation() override { action_(); }
+
+ private:
+  std::function<void()> action_;
+};
+
+// Debug access through a GPU's router, so it takes the same route (and L2) as timed traffic.
+void debug(Router& router, bool write, std::uint64_t address, unsigned char* data,
+           std::size_t bytes) {
+  tlm::tlm_generic_payload payload;
+  payload.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+  payload.set_address(address);
+  payload.set_data_ptr(data);
+  payload.set_data_length(static_cast<unsigned>(bytes));
+  payload.set_streaming_width(static_cast<unsigned>(bytes));
+  REQUIRE(router.in.get_base_export()->transport_dbg(payload) == bytes);
+}
+
+ElementType element_type(ElementCode code) {
+  return static_cast<ElementType>(code);
+}
+
+// GPU g's input element i (of its whole buffer): small integers, so every sum is exact in fp32,
+// fp16 and bf16 (|sum| <= 8 x 16 = 128).
+float input(int g, std::int64_t i) {
+  return static_cast<float>((i * 5 + g * 11) % 17 - 8 + g);
+}
+// The all-gather's chunk c, element i.
+float gathered(int c, std::int64_t i) {
+  return static_cast<float>((c * 31 + i * 3) % 19 - 9);
+}
+constexpr float kUntouched = -100.0f;  // what all-gather inputs hold outside the owned chunk
+
+enum class Check { ReduceScatter, AllGather, AllReduce };
+
+struct GoldenCase {
+  int gpus = 4;
+  Check check = Check::ReduceScatter;
+  ElementCode element = kElementFp32;
+  FlagPlacement flags = FlagPlacement::Mailbox;
+};
+
+// Channel c's slices summed over channels (sends per step of one rank).
+std::int64_t slices_per_step(const CollectiveSpec& spec) {
+  const std::int64_t eb = static_cast<std::int64_t>(bytes_of(spec.element, 1));
+  const std::int64_t chunk_elements = static_cast<std::int64_t>(spec.chunk_bytes()) / eb;
+  std::int64_t slices = 0;
+  for (int c = 0; c < spec.channels; ++c) {
+    slices +=
+        slice_count(channel_range(chunk_elements, spec.channels, c).size(), spec.slice_bytes / eb);
+  }
+  return slices;
+}
+
+// Functional golden run: buffers preloaded through the routers, the programs run to completion,
+// every GPU's buffer compared with the reference, and the traffic checked against the schedule.
+void golden(const GoldenCase& gc) {
+  const int n = gc.gpus;
+  // Small requests and slices, a shallow FIFO: every slice takes several pieces, every channel
+  // several slices (the last one short), and the FIFO wraps, so back-pressure is exercised.
+  TpGroup group("group", group_config(n, true, {"sm.request_bytes=1024"}));
+  CollectiveSpec spec;
+  spec.ranks = n;
+  spec.element = gc.element;
+  const std::int64_t eb = static_cast<std::int64_t>(bytes_of(gc.element, 1));
+  // Not a multiple of channels, slices or pieces (a chunk must be a multiple of 4 bytes).
+  const std::int64_t chunk_elements = eb == 4 ? 10243 : 10246;
+  spec.bytes = static_cast<std::uint64_t>(n * chunk_elements * eb);
+  spec.channels = 4;
+  spec.slice_bytes = 4096;
+  spec.fifo_depth = 2;
+  spec.flags = gc.flags;
+  const auto plan = plan_collective(group.config().address_map, spec);
+  std::vector<CollectiveOp> ops;
+  if (gc.check != Check::AllGather) ops.push_back(CollectiveOp::ReduceScatter);
+  if (gc.check != Check::ReduceScatter) ops.push_back(CollectiveOp::AllGather);
+  const auto programs = ring_programs(plan, spec, ops);
+  const ElementType type = element_type(gc.element);
+  const std::int64_t total = n * chunk_elements;
+
+  AtStart preload("preload", [&] {
+    for (int g = 0; g < n; ++g) {
+      std::vector<unsigned char> bytes(static_cast<std::size_t>(total * eb));
+      for (std::int64_t i = 0; i < total; ++i) {
+        float value = input(g, i);
+        if (gc.check == Check::AllGather) {
+          const int chunk = static_cast<int>(i / chunk_elements);
+          value = chunk == owner_chunk(g, n) ? gathered(chunk, i % chunk_elements) : kUntouched;
+        }
+        store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
+      }
+      debug(group.gpu(g).router, true, plan[g].buffer, bytes.data(), bytes.size());
+    }
+  });
+  run_to_completion(group, programs);
+
+  for (int g = 0; g < n; ++g) {
+    INFO("GPU " << g << " of " << n);
+    std::vector<unsigned char> bytes(static_cast<std::size_t>(total * eb));
+    debug(group.gpu(g).router, false, plan[g].buffer, bytes.data(), bytes.size());
+    std::int64_t wrong = 0;
+    std::int64_t first_wrong = -1;
+    for (std::int64_t i = 0; i < total; ++i) {
+      const int chunk = static_cast<int>(i / chunk_elements);
+      float sum = 0;
+      for (int h = 0; h < n; ++h) sum += input(h, i);
+      float expected = 0;
+      switch (gc.check) {
+        case Check::ReduceScatter:  // the owned chunk reduced, the others as they were
+          expected = chunk == owner_chunk(g, n) ? sum : input(g, i);
+          break;
+        case Check::AllGather:
+          expected = gathered(chunk, i % chunk_elements);
+          break;
+        case Check::AllReduce:
+          expected = sum;
+          break;
+      }
+      if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
+        if (wrong++ == 0) first_wrong = i;
+      }
+    }
+    INFO("first wrong element " << first_wrong);
+    CHECK(wrong == 0);
+  }
+
+  // Traffic, from the schedule: per rank, a reduce-scatter reads (2n - 1) chunks and writes n
+  // (n - 1 to next, its own at the end); an all-gather reads and writes n - 1. Each slice send
+  // costs one READY store to next and one ACK store back; all of it is communication traffic.
+  const auto chunk = static_cast<std::uint64_t>(chunk_elements * eb);
+  const auto steps = static_cast<std::uint64_t>(n - 1);
+  const auto sends = static_cast<std::uint64_t>(slices_per_step(spec)) * steps;  // per launch
+  std::uint64_t read = 0, written = 0;
+  for (CollectiveOp op : ops) {
+    read += op == CollectiveOp::ReduceScatter ? (2 * steps + 1) * chunk : steps * chunk;
+    written += op == CollectiveOp::ReduceScatter ? (steps + 1) * chunk : steps * chunk;
+  }
+  std::uint64_t link_payload = 0;
+  for (int l = 0; l < group.links(); ++l) {
+    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
+  }
+  const std::uint64_t launches = ops.size();
+  CHECK(link_payload == static_cast<std::uint64_t>(n) * launches * (steps * chunk + 16 * sends));
+  for (int g = 0; g < n; ++g) {
+    INFO("GPU " << g);
+    CHECK(group.topology().hops(g, next_rank(g, n)) == 1);
+    SmStats sum;
+    for (int s = 0; s < group.gpu(g).sms(); ++s) {
+      const SmStats& st = group.gpu(g).sm(s).stats();
+      sum.wgs += st.wgs;
+      sum.collective_bytes_read += st.collective_bytes_read;
+      sum.collective_bytes_written += st.collective_bytes_written;
+      sum.flag_writes += st.flag_writes;
+      sum.flag_polls += st.flag_polls;
+      sum.faults += st.faults;
+    }
+    CHECK(sum.wgs == launches * static_cast<std::uint64_t>(spec.channels));
+    CHECK(sum.collective_bytes_read == read);
+    CHECK(sum.collective_bytes_written == written);
+    CHECK(sum.flag_writes == launches * 2 * sends);
+    CHECK(sum.flag_polls >= launches * sends);  // a READY per received slice, at least
+    CHECK(sum.faults == 0);
+    const HbmStats& memory = group.gpu(g).memory.stats();
+    for (int op = 0; op < kOps; ++op) {
+      CHECK(memory.bytes[op][static_cast<int>(TrafficClass::Compute)] == 0);
+    }
+    CHECK(memory.bytes[static_cast<int>(Op::Update)][1] == 0);  // adds on the CU, not in memory
+    const auto& records = group.gpu(g).dispatcher.launches();
+    REQUIRE(records.size() == launches);
+    for (const auto& record : records) {
+      CHECK(record.status == reg::kDone);
+      CHECK(record.workgroups == spec.channels);
+    }
+  }
+}
+
+}  // namespace
+
+// ---- Plain logic -----------------------------------------------------------------------------
+
+TEST_CASE("collective schedule: every partial visits every rank once and ends at its owner",
+          "[collective]") {
+  for (int n = 2; n <= 8; ++n) {
+    INFO(n << " ranks");
+    // owner_chunk is a permutation.
+    std::set<int> owners;
+    for (int r = 0; r < n; ++r) owners.insert(owner_chunk(r, n));
+    CHECK(owners.size() == static_cast<std::size_t>(n));
+    // Reduce-scatter: follow each rank's partial of each chunk. contributors[r][c] = ranks whose
+    // data is in what r holds for chunk c (after the step r sent it).
+    std::vector<std::vector<std::set<int>>> held(n, std::vector<std::set<int>>(n));
+    for (int r = 0; r < n; ++r) {
+      for (int c = 0; c < n; ++c) held[r][c] = {r};
+    }
+    for (int step = 0; step < n - 1; ++step) {
+      auto next_held = held;
+      for (int r = 0; r < n; ++r) {
+        const int c = reduce_scatter_chunk(r, step, n);
+        const int to = next_rank(r, n);
+        // The receiver adds its own data to what arrived.
+        if (step + 1 < n - 1) CHECK(reduce_scatter_chunk(to, step + 1, n) == c);
+        for (int who : held[r][c]) next_held[to][c].insert(who);
+      }
+      held = next_held;
+    }
+    for (int r = 0; r < n; ++r) {
+      CHECK(reduce_scatter_chunk(r, n - 1, n) == owner_chunk(r, n));
+      CHECK(held[r][owner_chunk(r, n)].size() == static_cast<std::size_t>(n));
+    }
+    // All-gather: rank r forwards at step s what it received at step s - 1; every rank ends
+    // with every chunk exactly once.
+    for (int r = 0; r < n; ++r) {
+      CHECK(all_gather_chunk(r, 0, n) == owner_chunk(r, n));
+      std::set<int> have = {owner_chunk(r, n)};
+      for (int step = 0; step < n - 1; ++step) {
+        const int from = prev_rank(r, n);
+        const int arrives = all_gather_chunk(from, step, n);
+        if (step + 1 < n - 1) CHECK(all_gather_chunk(r, step + 1, n) == arrives);
+        CHECK(have.insert(arrives).second);
+      }
+      CHECK(have.size() == static_cast<std::size_t>(n));
+    }
+  }
+}
+
+TEST_CASE("collective layout: buffers, FIFO and flags per GPU, channels and slices",
+          "[collective]") {
+  const SystemConfig config = group_config(4, false);
+  const AddressMap map(config.address_map, 4, config.hbm.capacity_bytes);
+  CollectiveSpec spec;
+  spec.ranks = 4;
+  spec.bytes = 4 * 40972;
+  spec.channels = 4;
+  spec.slice_bytes = 4096;
+  spec.fifo_depth = 2;
+  const auto plan = plan_collective(config.address_map, spec, 100);
+  REQUIRE(plan.size() == 4);
+  for (int g = 0; g < 4; ++g) {
+    const auto& p = plan[g];
+    CHECK(p.buffer == map.hbm_base(g) + 4096);  // offset 100 rounded up to 4 KiB
+    CHECK(p.receive == receive_area(p.buffer, spec.bytes));
+    CHECK(p.receive % 4096 == 0);
+    CHECK(p.receive >= p.buffer + spec.bytes);
+    CHECK(p.receive_bytes == 4 * 2 * 4096);
+    CHECK(p.dispatcher == map.mmio_base(g) + Gpu::kDispatcherOffset);
+    CHECK(p.flags == p.dispatcher + reg::kMailbox);
+    CHECK(p.flag_bytes == 64);
+    CHECK(map.decode(p.flags, p.flag_bytes)->window == Window::Mmio);
+    CHECK(map.decode(p.buffer, p.end - p.buffer)->gpu == g);
+  }
+  CHECK(fifo_entry(plan[0].receive, 3, 2, 4096, 1) == plan[0].receive + 7 * 4096);
+  CHECK(ready_flag(plan[1].flags, 2) == plan[1].flags + 32);
+  CHECK(ack_flag(plan[1].flags, 2) == plan[1].flags + 40);
+  CHECK(flag_value(3, 7) == 0x0000000300000007ull);
+
+  spec.flags = FlagPlacement::Hbm;
+  const auto hbm = plan_collective(config.address_map, spec);
+  CHECK(hbm[2].flags == hbm[2].receive + hbm[2].receive_bytes);  // 4 KiB-aligned already
+  CHECK(map.decode(hbm[2].flags, 64)->window == Window::Hbm);
+
+  // Channels split a chunk's elements evenly and cover it; slices cover a channel's range.
+  std::int64_t covered = 0;
+  for (int c = 0; c < 4; ++c) {
+    const ElementRange range = channel_range(10243, 4, c);
+    CHECK(range.first == covered);
+    CHECK((range.size() == 2560 || range.size() == 2561));
+    covered = range.end;
+  }
+  CHECK(covered == 10243);
+  CHECK(slice_count(2561, 1024) == 3);
+  CHECK(slice_count(2048, 1024) == 2);
+
+  // The ring launch of rank 3 points at rank 0 (next) and rank 2 (prev).
+  const CollectiveLaunch launch = ring_launch(plan, spec, 3, CollectiveOp::AllGather, 5);
+  CHECK(launch.next_buffer == plan[0].buffer);
+  CHECK(launch.next_flags == plan[0].flags);
+  CHECK(launch.prev_flags == plan[2].flags);
+  CHECK(launch.sequence == 5);
+  const Program program = collective_program(launch);
+  REQUIRE(program.commands.size() == 24);  // 10 one-word + 6 two-word registers, doorbell, wait
+  CHECK(program.commands.front().address == plan[3].dispatcher + reg::kKernel);
+  CHECK(program.commands.front().value == reg::kCollective);
+  CHECK(program.commands.back().kind == HostCommand::Kind::WaitKernel);
+
+  // nccl-tests conventions: busbw = algbw x (n-1)/n (RS, AG), x 2(n-1)/n (all-reduce).
+  const auto rs = collective_bandwidth(CollectiveKind::ReduceScatter, 4, 4000000000ull, 1.0);
+  CHECK(rs.algbw_GBps == Approx(4.0));
+  CHECK(rs.busbw_GBps == Approx(3.0));
+  CHECK(collective_bandwidth(CollectiveKind::AllReduce, 4, 4000000000ull, 1.0).busbw_GBps ==
+        Approx(6.0));
+
+  // Bad specs name the field.
+  CollectiveSpec bad = spec;
+  bad.bytes = 4 * 40972 + 4;
+  CHECK_THROWS_WITH(check_spec(bad), Contains("multiple of ranks x 4"));
+  bad = spec;
+  bad.ranks = 1;
+  CHECK_THROWS_WITH(check_spec(bad), Contains("ranks = 1"));
+  bad = spec;
+  bad.channels = 65;
+  CHECK_THROWS_WITH(check_spec(bad), Contains("channels = 65"));
+  bad = spec;
+  bad.slice_bytes = 6;
+  CHECK_THROWS_WITH(check_spec(bad), Contains("slice_bytes"));
+  CollectiveLaunch bad_launch = launch;
+  bad_launch.sequence = 0;
+  CHECK_THROWS_WITH(collective_program(bad_launch), Contains("sequence"));
+}
+
+TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented offsets",
+          "[collective][dispatch]") {
+  const SystemConfig config = group_config(2, false);
+  const AddressMap map(config.address_map, 2, config.hbm.capacity_bytes);
+  Dispatcher d("dispatcher", config.sm, map, 0, sc_core::sc_time(10, sc_core::SC_NS));
+  const auto regs = d.register_map();
+  const std::vector<std::pair<std::uint64_t, const char*>> expected = {
+      {reg::kCollOp, "COLL_OP"},
+      {reg::kCollRanks, "COLL_RANKS"},
+      {reg::kCollRank, "COLL_RANK"},
+      {reg::kCollChannels, "COLL_CHANNELS"},
+      {reg::kCollBufferLow, "COLL_BUFFER_LO"},
+      {reg::kCollBufferHigh, "COLL_BUFFER_HI"},
+      {reg::kCollNextBufferLow, "COLL_NEXT_BUFFER_LO"},
+      {reg::kCollNextBufferHigh, "COLL_NEXT_BUFFER_HI"},
+      {reg::kCollFlagsLow, "COLL_FLAGS_LO"},
+      {reg::kCollFlagsHigh, "COLL_FLAGS_HI"},
+      {reg::kCollNextFlagsLow, "COLL_NEXT_FLAGS_LO"},
+      {reg::kCollNextFlagsHigh, "COLL_NEXT_FLAGS_HI"},
+      {reg::kCollPrevFlagsLow, "COLL_PREV_FLAGS_LO"},
+      {reg::kCollPrevFlagsHigh, "COLL_PREV_FLAGS_HI"},
+      {reg::kCollBytesLow, "COLL_BYTES_LO"},
+      {reg::kCollBytesHigh, "COLL_BYTES_HI"},
+      {reg::kCollElement, "COLL_ELEMENT"},
+      {reg::kCollSequence, "COLL_SEQUENCE"},
+      {reg::kCollSliceBytes, "COLL_SLICE_BYTES"},
+      {reg::kCollFifoDepth, "COLL_FIFO_DEPTH"},
+      {reg::kCollPollNs, "COLL_POLL_NS"}};
+  for (const auto& [offset, name] : expected) {
+    INFO(name);
+    REQUIRE(regs.count(offset) == 1);
+    CHECK(regs.at(offset).name == name);
+    CHECK(regs.at(offset).writable);
+    CHECK(offset >= 0x600);  // after the GEMM registers and the output map
+  }
+  for (int w = 0; w < reg::kMailboxWords; ++w) {
+    const std::uint64_t offset = reg::kMailbox + 4 * static_cast<std::uint64_t>(w);
+    REQUIRE(regs.count(offset) == 1);
+    CHECK(regs.at(offset).name == "MAILBOX" + std::to_string(w));
+    CHECK(regs.at(offset).writable);
+  }
+  // 25 GEMM/status registers, the output map, the collective registers and the mailbox.
+  CHECK(regs.size() == 25 + 4 * reg::kMaxChunks + expected.size() + reg::kMailboxWords);
+  CHECK(reg::kMailbox + 4 * reg::kMailboxWords <= Gpu::kRegisterBlockSize);
+  CHECK(flag_area_bytes(reg::kMaxChannels) <= 4 * reg::kMailboxWords);
+}
+
+// ---- Functional goldens ------------------------------------------------------------------------
+
+TEST_CASE("collective reduce-scatter TP 2: each GPU's owned chunk is the exact sum",
+          "[collective][golden]") {
+  golden({2, Check::ReduceScatter});
+}
+TEST_CASE("collective reduce-scatter TP 4: each GPU's owned chunk is the exact sum",
+          "[collective][golden]") {
+  golden({4, Check::ReduceScatter});
+}
+TEST_CASE("collective reduce-scatter TP 8: each GPU's owned chunk is the exact sum",
+          "[collective][golden]") {
+  golden({8, Check::ReduceScatter});
+}
+TEST_CASE("collective reduce-scatter TP 4 in fp16 sums exactly", "[collective][golden]") {
+  // Two element types would be two designs; fp16 here, bf16 in the all-reduce below.
+  golden({4, Check::ReduceScatter, kElementFp16});
+}
+TEST_CASE("collective all-gather TP 2: every GPU ends with every chunk", "[collective][golden]") {
+  golden({2, Check::AllGather});
+}
+TEST_CASE("collective all-gather TP 4: every GPU ends with every chunk", "[collective][golden]") {
+  golden({4, Check::AllGather});
+}
+TEST_CASE("collective all-gather TP 8: every GPU ends with every chunk", "[collective][golden]") {
+  golden({8, Check::AllGather});
+}
+TEST_CASE("collective all-reduce (RS then AG) TP 2: every GPU holds the full sum",
+          "[collective][golden]") {
+  golden({2, Check::AllReduce});
+}
+TEST_CASE("collective all-reduce (RS then AG) TP 4: every GPU holds the full sum",
+          "[collective][golden]") {
+  golden({4, Check::AllReduce});
+}
+TEST_CASE("collective all-reduce (RS then AG) TP 8: every GPU holds the full sum",
+          "[collective][golden]") {
+  golden({8, Check::AllReduce});
+}
+TEST_CASE("collective all-reduce TP 4 in bf16 is exact", "[collective][golden]") {
+  golden({4, Check::AllReduce, kElementBf16});
+}
+TEST_CASE("collective all-reduce TP 4 with its flags in HBM (functional mode)",
+          "[collective][golden]") {
+  golden({4, Check::AllReduce, kElementFp32, FlagPlacement::Hbm});
+}
+
+namespace {
+
+// The schedule of one all-reduce, as numbers: per GPU and launch the doorbell, start and end
+// times, per SM its flag polls and time spent polling (times in ps).
+std::vector<std::int64_t> all_reduce_schedule(bool functional) {
+  const int n = 4;
+  TpGroup group("group", group_config(n, functional, {"sm.request_bytes=4096"}));
+  CollectiveSpec spec;
+  spec.ranks = n;
+  spec.bytes = n * 96 * 1024;
+  spec.channels = 8;
+  spec.slice_bytes = 8192;
+  spec.fifo_depth = 2;
+  const auto plan = plan_collective(group.config().address_map, spec);
+  run_to_completion(
+      group, ring_programs(plan, spec, {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}));
+  std::vector<std::int64_t> values;
+  for (int g = 0; g < n; ++g) {
+    for (const LaunchRecord& launch : group.gpu(g).dispatcher.launches()) {
+      for (const sc_core::sc_time& t : {launch.doorbell, launch.start, launch.end}) {
+        values.push_back(static_cast<std::int64_t>(t.value()));
+      }
+    }
+    for (int s = 0; s < group.gpu(g).sms(); ++s) {
+      values.push_back(static_cast<std::int64_t>(group.gpu(g).sm(s).stats().flag_polls));
+      values.push_back(static_cast<std::int64_t>(group.gpu(g).sm(s).stats().flag_wait.value()));
+    }
+  }
+  return values;
+}
+
+// Runs `run` in a child process, so its design gets a fresh SystemC kernel, and returns what it
+// computed (empty if it failed).
+std::vector<std::int64_t> in_child_process(const std::function<std::vector<std::int64_t>()>& run) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    int code = 0;
+    try {
+      const std::vector<std::int64_t> values = run();
+      const auto* data = reinterpret_cast<const char*>(values.data());
+      std::size_t left = values.size() * sizeof(std::int64_t);
+      while (left > 0) {
+        const ssize_t written = write(fds[1], data, left);
+        if (written <= 0) break;
+        data += written;
+        left -= static_cast<std::size_t>(written);
+      }
+    } catch (...) {
+      code = 1;
+    }
+    close(fds[1]);
+    _exit(code);
+  }
+  close(fds[1]);
+  std::vector<char> bytes;
+  char buffer[4096];
+  for (ssize_t got; (got = read(fds[0], buffer, sizeof buffer)) > 0;) {
+    bytes.insert(bytes.end(), buffer, buffer + got);
+  }
+  close(fds[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  std::vector<std::int64_t> values(bytes.size() / sizeof(std::int64_t));
+  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(std::int64_t));
+  return values;
+}
+
+}  // namespace
+
+TEST_CASE("collective all-reduce takes the same time in timing and functional mode",
+          "[collective][timing]") {
+  // The flags live in the mailbox, which holds values in both modes, so every access happens at
+  // the same time whether data moves or not. Each design runs alone in its own SystemC kernel
+  // (the timing one in a child process): two designs in one kernel would share its event queue,
+  // and the order of simultaneous events, hence of equal-time link reservations, would change.
+  const std::vector<std::int64_t> timing =
+      in_child_process([] { return all_reduce_schedule(false); });
+  const std::vector<std::int64_t> functional = all_reduce_schedule(true);
+  REQUIRE(timing.size() == functional.size());
+  REQUIRE(timing.size() == 4 * (2 * 3 + 8 * 2));
+  CHECK(timing == functional);
+}
+
+// ---- Rejections --------------------------------------------------------------------------------
+
+TEST_CASE(
+    "collective launches with bytes not a multiple of n x 4 or an unmapped next buffer are "
+    "rejected",
+    "[collective]") {
+  TpGroup group("group", group_config(2, false));
+  CollectiveSpec spec;
+  spec.ranks = 2;
+  spec.bytes = 2 * 4096;
+  spec.channels = 2;
+  const auto plan = plan_collective(group.config().address_map, spec);
+  auto programs = ring_programs(plan, spec, {CollectiveOp::ReduceScatter});
+  for (auto& command : programs[0].commands) {  // GPU 0: 6 bytes too many
+    if (command.address == plan[0].dispatcher + reg::kCollBytesLow) command.value += 6;
+  }
+  for (auto& command : programs[1].commands) {  // GPU 1: next buffer where nobody answers
+    if (command.address == plan[1].dispatcher + reg::kCollNextBufferHigh) command.value += 0x10000;
+  }
+  group.load(programs);
+  sc_core::sc_start();
+  CHECK_THAT(group.host(0).error(), Contains("bad collective (error 7)"));
+  CHECK_THAT(group.host(1).error(), Contains("unmapped buffer (error 3)"));
+  CHECK(group.gpu(0).dispatcher.error() == reg::kBadCollective);
+  for (int g = 0; g < 2; ++g) {
+    CHECK(group.gpu(g).dispatcher.dispatched().empty());
+    CHECK(group.gpu(g).dispatcher.status() == reg::kFailed);
+  }
+}
+
+TEST_CASE("collective flags in HBM in timing mode are an error naming the fix", "[collective]") {
+  TpGroup group("group", group_config(2, false));
+  CollectiveSpec spec;
+  spec.ranks = 2;
+  spec.bytes = 2 * 4096;
+  spec.channels = 1;
+  spec.flags = FlagPlacement::Hbm;
+  group.load(ring_programs(plan_collective(group.config().address_map, spec), spec,
+                           {CollectiveOp::AllGather}));
+  CHECK_THROWS_WITH(sc_core::sc_start(), Contains("flags in HBM need functional mode"));
+}
+
+// ---- Timing ------------------------------------------------------------------------------------
+
+TEST_CASE("collective ring reduce-scatter TP 4 of 64 MiB takes the first-principles ring time",
+          "[collective][timing]") {
+  // 8 SMs x 2 slots = 16 channels. Each channel keeps one 16 KiB store in flight, about
+  // 2 x 500 ns + 16 KiB / 70.6 GB/s + memory ~ 1.5 us, so 16 channels could push ~170 GB/s:
+  // twice the link, so the link is the bottleneck (checked below: the link is busy nearly all
+  // the time while the CUs' math pipes and HBM are mostly idle).
+  const SystemConfig config = group_config(4, false);
+  TpGroup group("group", config);
+  const int n = 4;
+  CollectiveSpec spec;
+  spec.ranks = n;
+  spec.bytes = 64ull << 20;
+  spec.channels = static_cast<int>(config.sm.count * config.sm.occupancy);
+  const auto plan = plan_collective(config.address_map, spec);
+  run_to_completion(group, ring_programs(plan, spec, {CollectiveOp::ReduceScatter}));
+  sc_core::sc_time doorbell = sc_core::sc_max_time(), end;
+  for (int g = 0; g < n; ++g) {
+    const LaunchRecord& run = group.gpu(g).dispatcher.launches().at(0);
+    REQUIRE(run.status == reg::kDone);
+    doorbell = std::min(doorbell, run.doorbell);
+    end = std::max(end, run.end);
+  }
+  const double measured_ns = (end - doorbell).to_seconds() * 1e9;
+
+  // The link model from first principles. A packet carries at most max_payload bytes behind a
+  // header, so the wire delivers bandwidth x payload / (payload + header). A packet holds a
+  // credit for its serialisation plus 2 x latency (out, credit back); with `credits` of them the
+  // rate is also at most credits x payload per round trip.
+  const LinkConfig& link = config.link;
+  const double packet_ns = (link.max_payload_bytes + link.header_bytes) / link.bandwidth_GBps;
+  const double wire_GBps =
+      link.bandwidth_GBps * link.max_payload_bytes / (link.max_payload_bytes + link.header_bytes);
+  const double credit_GBps =
+      link.credits * link.max_payload_bytes / (packet_ns + 2 * link.latency_ns);
+  const double rate_GBps = std::min(wire_GBps, credit_GBps);
+  CHECK(credit_GBps > wire_GBps);  // 512 credits cover the 1 us round trip: not credit-limited
+  const double chunk = static_cast<double>(spec.chunk_bytes());
+  const double link_ns = (n - 1) * chunk / rate_GBps;  // (n-1) steps x chunk / delivered rate
+  // Terms outside the link steps, each derived from the configuration:
+  //  - the launch: launch latency, then the channels dispatched dispatch_ns apart;
+  //  - fill: a channel's first piece is read locally (L2 miss: L2 lookup + HBM latency) before
+  //    its store reaches the link;
+  //  - drain: the last packet's flight (link latency) and the remote store's HBM write, the
+  //    receiver's poll of READY (one mailbox read: router + MMIO latency, and up to a poll
+  //    interval), its local reduction of the last slice (slice / request_bytes pieces, each two
+  //    L2-missing reads and an L2 store), and the sender's final poll of ACK (another mailbox read
+  //    and up to a poll interval). Flag stores are posted and, as every register write in this
+  //    loosely-timed model, take effect when issued, so they add no latency of their own.
+  //  Slices pipeline the ring steps, so there is no per-step synchronisation term: step s + 1 of
+  //  slice j only waits for step s of slice j, which arrived a slice time earlier.
+  // Left out: a channel keeps one store in flight, and while it reduces its last step of a slice
+  // locally it has none. The 16 channels start in lockstep, so in the first slice rounds they do
+  // that at the same moment and the link idles a few microseconds, until they drift apart; that
+  // and the gaps between the channels' stores make the run about 2% slower than the formula.
+  const double launch_ns =
+      config.sm.launch_latency_ns + (spec.channels - 1) * config.sm.dispatch_ns;
+  const double local_read_ns = config.l2.hit_latency_ns + config.hbm.latency_ns;
+  const double poll_read_ns = 2 * config.router.latency_ns + config.mmio.latency_ns;
+  const double pieces = static_cast<double>(spec.slice_bytes) / config.sm.request_bytes;
+  const double final_slice_ns = pieces * (2 * local_read_ns + config.l2.hit_latency_ns);
+  const double drain_ns =
+      link.latency_ns + config.hbm.latency_ns + 2 * (poll_read_ns + spec.poll_ns) + final_slice_ns;
+  const double expected_ns = launch_ns + local_read_ns + link_ns + drain_ns;
+  INFO("measured " << measured_ns << " ns, formula " << expected_ns << " ns (link steps " << link_ns
+                   << " ns at " << rate_GBps << " GB/s, launch " << launch_ns << ", drain "
+                   << drain_ns << ")");
+  CHECK(measured_ns == Approx(expected_ns).epsilon(0.05));
+  CHECK(measured_ns >= link_ns + launch_ns);  // never faster than the wire
+
+  // The bottleneck is the link: its forward direction busy nearly the whole transfer time, while
+  // the CUs' math pipes and HBM are far from saturated.
+  const double transfer_ns = measured_ns - launch_ns;
+  for (int l = 0; l < group.links(); ++l) {
+    const auto& ends = group.topology().links()[l];
+    const int forward = next_rank(ends.a, n) == ends.b ? 0 : 1;  // a -> b carries a's data
+    INFO("link " << ends.a << "-" << ends.b);
+    CHECK(group.link(l).stats(forward).busy_ns / transfer_ns > 0.95);
+    CHECK(group.link(l).stats(forward).payload_bytes >= (n - 1) * spec.chunk_bytes());
+  }
+  for (int g = 0; g < n; ++g) {
+    double pipe_busy_ns = 0;
+    for (int s = 0; s < group.gpu(g).sms(); ++s) {
+      pipe_busy_ns += group.gpu(g).sm(s).stats().pipe_busy.to_seconds() * 1e9;
+    }
+    CHECK(pipe_busy_ns / group.gpu(g).sms() / transfer_ns < 0.05);
+    const HbmStats& memory = group.gpu(g).memory.stats();
+    std::uint64_t hbm_bytes = 0;
+    for (int op = 0; op < kOps; ++op) hbm_bytes += memory.bytes[op][1];
+    CHECK(hbm_bytes / transfer_ns / config.hbm.bandwidth_GBps < 0.3);
+  }
+  // nccl-tests figures of this run, for the record.
+  const auto bw =
+      collective_bandwidth(CollectiveKind::ReduceScatter, n, spec.bytes, measured_ns * 1e-9);
+  INFO("algbw " << bw.algbw_GBps << " GB/s, busbw " << bw.busbw_GBps << " GB/s");
+  CHECK(bw.busbw_GBps < rate_GBps);
+  CHECK(bw.busbw_GBps > 0.95 * rate_GBps);
+}

@@ -1,0 +1,299 @@
+// Ring collectives: schedule, layout and launch programs (see collective_program.h).
+#include "workloads/collective_program.h"
+
+#include <stdexcept>
+
+#include "models/gpu/mmio_map.h"
+
+namespace t3 {
+namespace {
+
+[[noreturn]] void bad(const std::string& what) {
+  throw std::invalid_argument(what);
+}
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+int mod(int value, int n) {
+  const int m = value % n;
+  return m < 0 ? m + n : m;
+}
+
+std::string hex(std::uint64_t value) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  do {
+    out.insert(out.begin(), digits[value & 0xf]);
+    value >>= 4;
+  } while (value != 0);
+  return "0x" + out;
+}
+
+const char* element_name(ElementCode code) {
+  switch (code) {
+    case kElementFp32:
+      return "fp32";
+    case kElementFp16:
+      return "fp16";
+    case kElementBf16:
+      return "bf16";
+  }
+  return nullptr;
+}
+
+// The checks shared by check_spec and append_collective; `where` prefixes every message.
+void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementCode element,
+                  int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,
+                  std::uint32_t poll_ns) {
+  if (ranks < 2 || ranks > static_cast<int>(dispatcher::kMaxRanks)) {
+    bad(where + "ranks = " + std::to_string(ranks) + " must be in [2, " +
+        std::to_string(dispatcher::kMaxRanks) + "]");
+  }
+  if (channels < 1 || channels > static_cast<int>(dispatcher::kMaxChannels)) {
+    bad(where + "channels = " + std::to_string(channels) + " must be in [1, " +
+        std::to_string(dispatcher::kMaxChannels) + "]");
+  }
+  if (element_name(element) == nullptr) {
+    bad(where + "unknown element code " + std::to_string(element) + " (0 fp32, 1 fp16, 2 bf16)");
+  }
+  const std::uint64_t divisor = static_cast<std::uint64_t>(ranks) * 4;
+  if (bytes == 0 || bytes % divisor != 0) {
+    bad(where + "bytes = " + std::to_string(bytes) +
+        " must be a positive multiple of ranks x 4 = " + std::to_string(divisor));
+  }
+  const std::uint64_t chunk_elements =
+      bytes / static_cast<std::uint64_t>(ranks) / bytes_of(element, 1);
+  if (chunk_elements < static_cast<std::uint64_t>(channels)) {
+    bad(where + "a chunk of " + std::to_string(chunk_elements) + " elements is fewer than the " +
+        std::to_string(channels) + " channels");
+  }
+  if (slice_bytes == 0 || slice_bytes % 4 != 0) {
+    bad(where + "slice_bytes = " + std::to_string(slice_bytes) +
+        " must be a positive multiple of 4");
+  }
+  if (fifo_depth == 0) bad(where + "fifo_depth must be at least 1");
+  if (poll_ns == 0) bad(where + "poll_ns must be at least 1");
+}
+
+}  // namespace
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::ReduceScatter:
+      return "reduce-scatter";
+    case CollectiveOp::AllGather:
+      return "all-gather";
+  }
+  return "unknown";
+}
+
+int next_rank(int rank, int ranks) {
+  return mod(rank + 1, ranks);
+}
+int prev_rank(int rank, int ranks) {
+  return mod(rank - 1, ranks);
+}
+int owner_chunk(int rank, int ranks) {
+  return mod(rank + 1, ranks);
+}
+int reduce_scatter_chunk(int rank, int step, int ranks) {
+  return mod(rank - step, ranks);
+}
+int all_gather_chunk(int rank, int step, int ranks) {
+  return owner_chunk(mod(rank - step, ranks), ranks);
+}
+
+ElementRange channel_range(std::int64_t chunk_elements, int channels, int channel) {
+  return {chunk_elements * channel / channels, chunk_elements * (channel + 1) / channels};
+}
+
+std::int64_t slice_count(std::int64_t range_elements, std::int64_t slice_elements) {
+  if (range_elements <= 0) return 1;
+  return (range_elements + slice_elements - 1) / slice_elements;
+}
+
+std::uint64_t flag_area_bytes(int channels) {
+  return kFlagStride * static_cast<std::uint64_t>(channels);
+}
+std::uint64_t ready_flag(std::uint64_t flags, int channel) {
+  return flags + kFlagStride * static_cast<std::uint64_t>(channel) + kReadyFlag;
+}
+std::uint64_t ack_flag(std::uint64_t flags, int channel) {
+  return flags + kFlagStride * static_cast<std::uint64_t>(channel) + kAckFlag;
+}
+std::uint64_t flag_value(std::uint32_t sequence, std::uint32_t count) {
+  return (static_cast<std::uint64_t>(sequence) << 32) | count;
+}
+
+std::uint64_t receive_area(std::uint64_t buffer, std::uint64_t bytes) {
+  return align_up(buffer + bytes, kBufferAlignment);
+}
+std::uint64_t receive_area_bytes(int channels, std::uint32_t fifo_depth,
+                                 std::uint32_t slice_bytes) {
+  return static_cast<std::uint64_t>(channels) * fifo_depth * slice_bytes;
+}
+std::uint64_t fifo_entry(std::uint64_t receive, int channel, std::uint32_t fifo_depth,
+                         std::uint32_t slice_bytes, std::uint32_t entry) {
+  return receive + (static_cast<std::uint64_t>(channel) * fifo_depth + entry) *
+                       static_cast<std::uint64_t>(slice_bytes);
+}
+
+void check_spec(const CollectiveSpec& spec) {
+  check_fields("collective: ", spec.ranks, spec.bytes, spec.element, spec.channels,
+               spec.slice_bytes, spec.fifo_depth, spec.poll_ns);
+}
+
+std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
+                                                 const CollectiveSpec& spec,
+                                                 std::uint64_t hbm_offset) {
+  check_spec(spec);
+  const std::uint64_t flag_bytes = flag_area_bytes(spec.channels);
+  if (spec.flags == FlagPlacement::Mailbox &&
+      flag_bytes > 4 * static_cast<std::uint64_t>(dispatcher::kMailboxWords)) {
+    bad("plan_collective: " + std::to_string(spec.channels) + " channels need " +
+        std::to_string(flag_bytes) + " bytes of flags, more than the mailbox holds");
+  }
+  std::vector<CollectiveGpuLayout> plan;
+  for (int g = 0; g < spec.ranks; ++g) {
+    CollectiveGpuLayout gpu;
+    const std::uint64_t mmio = map.mmio_base + static_cast<std::uint64_t>(g) * map.mmio_stride;
+    const std::uint64_t hbm = map.hbm_base + static_cast<std::uint64_t>(g) * map.hbm_stride;
+    gpu.dispatcher = mmio + mmio_map::kDispatcher;
+    gpu.buffer = align_up(hbm + hbm_offset, kBufferAlignment);
+    gpu.buffer_bytes = spec.bytes;
+    gpu.receive = receive_area(gpu.buffer, spec.bytes);
+    gpu.receive_bytes = receive_area_bytes(spec.channels, spec.fifo_depth, spec.slice_bytes);
+    gpu.end = align_up(gpu.receive + gpu.receive_bytes, kBufferAlignment);
+    gpu.flag_bytes = flag_bytes;
+    if (spec.flags == FlagPlacement::Mailbox) {
+      gpu.flags = gpu.dispatcher + dispatcher::kMailbox;
+    } else {
+      gpu.flags = gpu.end;
+      gpu.end = align_up(gpu.flags + flag_bytes, kBufferAlignment);
+    }
+    plan.push_back(gpu);
+  }
+  return plan;
+}
+
+void append_collective(Program& program, const CollectiveLaunch& launch) {
+  namespace d = dispatcher;
+  const std::string& label = launch.label;
+  check_fields(label + ": ", launch.ranks, launch.bytes, launch.element, launch.channels,
+               launch.slice_bytes, launch.fifo_depth, launch.poll_ns);
+  if (launch.rank < 0 || launch.rank >= launch.ranks) {
+    bad(label + ": rank = " + std::to_string(launch.rank) + " must be in [0, " +
+        std::to_string(launch.ranks) + ")");
+  }
+  if (launch.sequence == 0) bad(label + ": sequence must be at least 1");
+  if (launch.op != CollectiveOp::ReduceScatter && launch.op != CollectiveOp::AllGather) {
+    bad(label + ": unknown collective op " + std::to_string(static_cast<std::uint32_t>(launch.op)));
+  }
+
+  auto write = [&](std::uint64_t offset, std::uint32_t value, const std::string& what) {
+    program.commands.push_back(HostCommand{HostCommand::Kind::WriteRegister,
+                                           launch.dispatcher + offset, value, label + ": " + what});
+  };
+  auto write64 = [&](std::uint64_t offset, std::uint64_t value, const std::string& what) {
+    write(offset, static_cast<std::uint32_t>(value & 0xffffffffu),
+          what + " " + hex(value) + " bits 31:0");
+    write(offset + 4, static_cast<std::uint32_t>(value >> 32),
+          what + " " + hex(value) + " bits 63:32");
+  };
+  write(d::kKernel, d::kCollective, "kernel = collective");
+  write(d::kCollOp, static_cast<std::uint32_t>(launch.op),
+        std::string("op = ") + to_string(launch.op));
+  write(d::kCollRanks, static_cast<std::uint32_t>(launch.ranks),
+        "ranks = " + std::to_string(launch.ranks));
+  write(d::kCollRank, static_cast<std::uint32_t>(launch.rank),
+        "rank = " + std::to_string(launch.rank));
+  write(d::kCollChannels, static_cast<std::uint32_t>(launch.channels),
+        "channels = " + std::to_string(launch.channels));
+  write64(d::kCollBufferLow, launch.buffer, "buffer");
+  write64(d::kCollNextBufferLow, launch.next_buffer, "next buffer");
+  write64(d::kCollFlagsLow, launch.flags, "flags");
+  write64(d::kCollNextFlagsLow, launch.next_flags, "next flags");
+  write64(d::kCollPrevFlagsLow, launch.prev_flags, "prev flags");
+  write64(d::kCollBytesLow, launch.bytes, "bytes");
+  write(d::kCollElement, launch.element, std::string("element = ") + element_name(launch.element));
+  write(d::kCollSequence, launch.sequence, "sequence = " + std::to_string(launch.sequence));
+  write(d::kCollSliceBytes, launch.slice_bytes,
+        "slice bytes = " + std::to_string(launch.slice_bytes));
+  write(d::kCollFifoDepth, launch.fifo_depth, "FIFO depth = " + std::to_string(launch.fifo_depth));
+  write(d::kCollPollNs, launch.poll_ns,
+        "poll interval = " + std::to_string(launch.poll_ns) + " ns");
+  write(d::kDoorbell, 1, "doorbell (launch)");
+  program.commands.push_back(HostCommand{HostCommand::Kind::WaitKernel, launch.dispatcher, 0,
+                                         label + ": wait for the kernel to finish"});
+}
+
+Program collective_program(const CollectiveLaunch& launch) {
+  Program program;
+  append_collective(program, launch);
+  return program;
+}
+
+CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
+                             const CollectiveSpec& spec, int rank, CollectiveOp op,
+                             std::uint32_t sequence) {
+  if (static_cast<int>(plan.size()) != spec.ranks) {
+    bad("ring_launch: the plan has " + std::to_string(plan.size()) + " ranks, the spec " +
+        std::to_string(spec.ranks));
+  }
+  if (rank < 0 || rank >= spec.ranks) {
+    bad("ring_launch: rank " + std::to_string(rank) + " outside [0, " + std::to_string(spec.ranks) +
+        ")");
+  }
+  const CollectiveGpuLayout& self = plan[static_cast<std::size_t>(rank)];
+  const CollectiveGpuLayout& next = plan[static_cast<std::size_t>(next_rank(rank, spec.ranks))];
+  const CollectiveGpuLayout& prev = plan[static_cast<std::size_t>(prev_rank(rank, spec.ranks))];
+  CollectiveLaunch launch;
+  launch.op = op;
+  launch.ranks = spec.ranks;
+  launch.rank = rank;
+  launch.channels = spec.channels;
+  launch.dispatcher = self.dispatcher;
+  launch.buffer = self.buffer;
+  launch.next_buffer = next.buffer;
+  launch.flags = self.flags;
+  launch.next_flags = next.flags;
+  launch.prev_flags = prev.flags;
+  launch.bytes = spec.bytes;
+  launch.element = spec.element;
+  launch.sequence = sequence;
+  launch.slice_bytes = spec.slice_bytes;
+  launch.fifo_depth = spec.fifo_depth;
+  launch.poll_ns = spec.poll_ns;
+  launch.label = std::string(to_string(op)) + " rank " + std::to_string(rank) + " seq " +
+                 std::to_string(sequence);
+  return launch;
+}
+
+std::vector<Program> ring_programs(const std::vector<CollectiveGpuLayout>& plan,
+                                   const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
+                                   std::uint32_t first_sequence) {
+  std::vector<Program> programs(static_cast<std::size_t>(spec.ranks));
+  for (int rank = 0; rank < spec.ranks; ++rank) {
+    std::uint32_t sequence = first_sequence;
+    for (CollectiveOp op : ops) {
+      append_collective(programs[static_cast<std::size_t>(rank)],
+                        ring_launch(plan, spec, rank, op, sequence++));
+    }
+  }
+  return programs;
+}
+
+CollectiveBandwidth collective_bandwidth(CollectiveKind kind, int ranks, std::uint64_t bytes,
+                                         double seconds) {
+  CollectiveBandwidth bw;
+  if (seconds <= 0 || ranks < 1) return bw;
+  bw.algbw_GBps = static_cast<double>(bytes) / seconds / 1e9;
+  const double n = ranks;
+  const double factor = kind == CollectiveKind::AllReduce ? 2 * (n - 1) / n : (n - 1) / n;
+  bw.busbw_GBps = bw.algbw_GBps * factor;
+  return bw;
+}
+
+}  // namespace t3
