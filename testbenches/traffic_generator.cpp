@@ -41,6 +41,7 @@ void TrafficGenerator::run() {
   for (std::size_t p = 0; p < patterns_.size(); ++p) {
     if (sc_core::sc_time_stamp() < not_before_[p]) wait(not_before_[p] - sc_core::sc_time_stamp());
     results_[p].start = sc_core::sc_time_stamp();
+    if (p == 0) started_.notify(sc_core::SC_ZERO_TIME);
     std::uint64_t next_offset = 0;
     int active = patterns_[p].streams;
     sc_core::sc_event all_done;

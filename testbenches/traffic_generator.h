@@ -49,6 +49,7 @@ class TrafficGenerator : public sc_core::sc_module {
 
   const std::vector<TrafficResult>& results() const { return results_; }
   bool done() const { return done_; }
+  const sc_core::sc_event& started() const { return started_; }  // first pattern begins
   const sc_core::sc_event& finished() const { return finished_; }
   std::uint64_t transactions() const;
 
@@ -63,6 +64,7 @@ class TrafficGenerator : public sc_core::sc_module {
   std::vector<sc_core::sc_time> not_before_;
   std::vector<TrafficResult> results_;
   bool done_ = false;
+  sc_core::sc_event started_;
   sc_core::sc_event finished_;
 };
 

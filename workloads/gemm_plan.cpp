@@ -14,6 +14,20 @@ std::uint64_t mmio_block(const SystemConfig& config, int gpu, std::uint64_t bloc
          static_cast<std::uint64_t>(gpu) * config.address_map.mmio_stride + block_offset;
 }
 
+std::vector<OutputChunk> chunk_outputs(std::uint64_t c, const GemmShape& shape,
+                                       const GemmConfig& tiles, std::int64_t chunks,
+                                       ElementCode out_element, OutputOp op, std::uint32_t flags) {
+  const TiledLayout layout(shape.m, shape.n, tiles.tile_m, tiles.tile_n);
+  const ChunkSplit split(layout.grid_rows(), chunks);
+  std::vector<OutputChunk> outputs;
+  for (std::int64_t chunk = 0; chunk < chunks; ++chunk) {
+    // A band of whole tile rows is contiguous in the tile-contiguous layout.
+    const std::int64_t first = layout.tile_offset(split.first_tile_row(chunk), 0);
+    outputs.push_back({c + bytes_of(out_element, first), op, flags});
+  }
+  return outputs;
+}
+
 GroupGemmPlan plan_group_gemm(const SystemConfig& config, const GemmShape& shape,
                               ElementCode element, ElementCode out_element) {
   GroupGemmPlan plan;

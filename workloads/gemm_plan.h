@@ -30,6 +30,13 @@ GroupGemmPlan plan_group_gemm(const SystemConfig& config, const GemmShape& shape
                               ElementCode element = kElementFp16,
                               ElementCode out_element = kElementFp16);
 
+// The output map that cuts C (at `c`, tile-contiguous) into `chunks` bands of tile rows, each
+// stored where it lies in C; `op` and `flags` apply to every band.
+std::vector<OutputChunk> chunk_outputs(std::uint64_t c, const GemmShape& shape,
+                                       const GemmConfig& tiles, std::int64_t chunks,
+                                       ElementCode out_element, OutputOp op = OutputOp::Store,
+                                       std::uint32_t flags = 0);
+
 std::uint64_t hbm_base(const SystemConfig& config, int gpu);
 std::uint64_t mmio_block(const SystemConfig& config, int gpu, std::uint64_t block_offset);
 
