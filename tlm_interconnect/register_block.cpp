@@ -1,6 +1,8 @@
 #include "tlm_interconnect/register_block.h"
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "tlm_interconnect/payload.h"
 
@@ -18,6 +20,36 @@ void RegisterBlock::add_register(std::uint64_t offset, std::string name, std::st
   const bool writable = static_cast<bool>(write);
   registers_[offset] =
       Register{{std::move(name), std::move(doc), writable}, std::move(read), std::move(write)};
+}
+
+void RegisterBlock::add_ro(std::uint64_t offset, const std::string& name, const std::string& doc,
+                           const std::uint32_t& field) {
+  add_register(offset, name, doc, [&field] { return field; });
+}
+
+void RegisterBlock::add_rw(std::uint64_t offset, const std::string& name, const std::string& doc,
+                           std::uint32_t& field) {
+  add_register(
+      offset, name, doc, [&field] { return field; }, [&field](std::uint32_t v) { field = v; });
+}
+
+void RegisterBlock::add_rw64(std::uint64_t offset, const std::string& name, const std::string& doc,
+                             std::uint64_t& field) {
+  add_register(
+      offset, name + "_LO", doc + ", bits 31:0",
+      [&field] { return static_cast<std::uint32_t>(field); },
+      [&field](std::uint32_t v) { field = (field & 0xffffffff00000000ull) | v; });
+  add_register(
+      offset + 4, name + "_HI", doc + ", bits 63:32",
+      [&field] { return static_cast<std::uint32_t>(field >> 32); },
+      [&field](std::uint32_t v) {
+        field = (field & 0xffffffffull) | (static_cast<std::uint64_t>(v) << 32);
+      });
+}
+
+std::uint32_t RegisterBlock::saturate(std::uint64_t value) {
+  return static_cast<std::uint32_t>(
+      std::min<std::uint64_t>(value, std::numeric_limits<std::uint32_t>::max()));
 }
 
 std::map<std::uint64_t, RegisterInfo> RegisterBlock::register_map() const {

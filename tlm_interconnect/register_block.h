@@ -34,6 +34,16 @@ class RegisterBlock : public sc_core::sc_module {
   // A register at a 4-byte aligned offset; a null writer makes it read-only.
   void add_register(std::uint64_t offset, std::string name, std::string doc, Reader read,
                     Writer write = nullptr);
+  // Registers that expose a field of the block as it is: read-only, read/write, and a 64-bit
+  // field as NAME_LO (bits 31:0) at `offset` and NAME_HI (bits 63:32) at `offset + 4`.
+  void add_ro(std::uint64_t offset, const std::string& name, const std::string& doc,
+              const std::uint32_t& field);
+  void add_rw(std::uint64_t offset, const std::string& name, const std::string& doc,
+              std::uint32_t& field);
+  void add_rw64(std::uint64_t offset, const std::string& name, const std::string& doc,
+                std::uint64_t& field);
+  // A counter wider than a register reads as its value, capped at the register's maximum.
+  static std::uint32_t saturate(std::uint64_t value);
 
  private:
   struct Register {

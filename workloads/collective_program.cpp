@@ -31,18 +31,6 @@ std::string hex(std::uint64_t value) {
   return "0x" + out;
 }
 
-const char* element_name(ElementCode code) {
-  switch (code) {
-    case kElementFp32:
-      return "fp32";
-    case kElementFp16:
-      return "fp16";
-    case kElementBf16:
-      return "bf16";
-  }
-  return nullptr;
-}
-
 // The checks shared by check_spec and append_collective; `where` prefixes every message.
 void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementCode element,
                   int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,

@@ -18,18 +18,6 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
-const char* element_name(ElementCode code) {
-  switch (code) {
-    case kElementFp32:
-      return "fp32";
-    case kElementFp16:
-      return "fp16";
-    case kElementBf16:
-      return "bf16";
-  }
-  return nullptr;
-}
-
 const char* order_name(WgOrder order) {
   switch (order) {
     case WgOrder::RowMajor:
@@ -61,6 +49,18 @@ std::string hex(std::uint64_t value) {
 }
 
 }  // namespace
+
+const char* element_name(ElementCode code) {
+  switch (code) {
+    case kElementFp32:
+      return "fp32";
+    case kElementFp16:
+      return "fp16";
+    case kElementBf16:
+      return "bf16";
+  }
+  return nullptr;
+}
 
 std::uint64_t bytes_of(ElementCode code, std::int64_t elements) {
   if (elements < 0) bad("bytes_of: negative element count " + std::to_string(elements));

@@ -22,6 +22,8 @@ inline constexpr ElementCode kElementBf16 = 2;
 // Bytes of `elements` elements of `code`; an unknown code or a negative count throws
 // std::invalid_argument.
 std::uint64_t bytes_of(ElementCode code, std::int64_t elements);
+// "fp32", "fp16" or "bf16"; nullptr for a code that names no element type.
+const char* element_name(ElementCode code);
 
 // How an output chunk reaches memory (the dispatcher's kOutOp register).
 enum class OutputOp : std::uint32_t { Store = 0, Update = 1 };

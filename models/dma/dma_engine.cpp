@@ -15,23 +15,6 @@ namespace {
 
 constexpr const char* kMsgType = "t3/dma";
 
-std::uint32_t low(std::uint64_t value) {
-  return static_cast<std::uint32_t>(value);
-}
-std::uint32_t high(std::uint64_t value) {
-  return static_cast<std::uint32_t>(value >> 32);
-}
-void set_low(std::uint64_t& field, std::uint32_t value) {
-  field = (field & 0xffffffff00000000ull) | value;
-}
-void set_high(std::uint64_t& field, std::uint32_t value) {
-  field = (field & 0xffffffffull) | (static_cast<std::uint64_t>(value) << 32);
-}
-std::uint32_t saturate(std::uint64_t value) {
-  return static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(value, std::numeric_limits<std::uint32_t>::max()));
-}
-
 }  // namespace
 
 // A running transfer's count of outstanding pieces; a finished piece notifies `done`.
@@ -79,9 +62,11 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
   ro(kCompleted, "COMPLETED", "transfers finished since clear (failed ones included)",
      [this] { return saturate(stats_.transfers); });
   ro(kBytesLow, "BYTES_LO", "bytes written or updated at destinations since clear, bits 31:0",
-     [this] { return low(stats_.bytes_written + stats_.bytes_updated); });
+     [this] { return static_cast<std::uint32_t>(stats_.bytes_written + stats_.bytes_updated); });
   ro(kBytesHigh, "BYTES_HI", "bytes written or updated at destinations since clear, bits 63:32",
-     [this] { return high(stats_.bytes_written + stats_.bytes_updated); });
+     [this] {
+       return static_cast<std::uint32_t>((stats_.bytes_written + stats_.bytes_updated) >> 32);
+     });
   ro(kErrors, "ERRORS", "pieces answered with an error response since clear",
      [this] { return saturate(stats_.errors); });
   ro(kRejected, "REJECTED", "doorbells (invalid or busy descriptor) and triggers refused",
@@ -100,18 +85,11 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
     const std::string what = "descriptor " + std::to_string(d) + ": ";
     auto rw64 = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
                     std::uint64_t& f) {
-      add_register(
-          descriptor_register(d, offset), reg + field + "_LO", what + doc + ", bits 31:0",
-          [&f] { return low(f); }, [&f](std::uint32_t v) { set_low(f, v); });
-      add_register(
-          descriptor_register(d, offset + 4), reg + field + "_HI", what + doc + ", bits 63:32",
-          [&f] { return high(f); }, [&f](std::uint32_t v) { set_high(f, v); });
+      add_rw64(descriptor_register(d, offset), reg + field, what + doc, f);
     };
     auto rw = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
                   std::uint32_t& f) {
-      add_register(
-          descriptor_register(d, offset), reg + field, what + doc, [&f] { return f; },
-          [&f](std::uint32_t v) { f = v; });
+      add_rw(descriptor_register(d, offset), reg + field, what + doc, f);
     };
     rw64(kSrcLow, "SRC", "source (global address)", x.src);
     rw64(kDstLow, "DST", "destination (global address)", x.dst);

@@ -9,22 +9,7 @@ namespace t3 {
 
 using namespace dispatcher;
 
-namespace {
-
-std::uint32_t low(std::uint64_t value) {
-  return static_cast<std::uint32_t>(value);
-}
-std::uint32_t high(std::uint64_t value) {
-  return static_cast<std::uint32_t>(value >> 32);
-}
-void set_low(std::uint64_t& field, std::uint32_t value) {
-  field = (field & 0xffffffff00000000ull) | value;
-}
-void set_high(std::uint64_t& field, std::uint32_t value) {
-  field = (field & 0xffffffffull) | (static_cast<std::uint64_t>(value) << 32);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map,
                        int gpu, sc_core::sc_time mmio_latency)
@@ -41,22 +26,12 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   if (config.dispatch_ns < 0) throw ConfigError("sm.dispatch_ns: must be >= 0");
 
   auto ro = [this](std::uint64_t offset, const char* reg, const char* doc, const std::uint32_t& f) {
-    add_register(offset, reg, doc, [&f] { return f; });
+    add_ro(offset, reg, doc, f);
   };
   auto rw = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
-                   std::uint32_t& f) {
-    add_register(
-        offset, reg, doc, [&f] { return f; }, [&f](std::uint32_t v) { f = v; });
-  };
+                   std::uint32_t& f) { add_rw(offset, reg, doc, f); };
   auto rw64 = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
-                     std::uint64_t& f) {
-    add_register(
-        offset, reg + "_LO", doc + ", bits 31:0", [&f] { return low(f); },
-        [&f](std::uint32_t v) { set_low(f, v); });
-    add_register(
-        offset + 4, reg + "_HI", doc + ", bits 63:32", [&f] { return high(f); },
-        [&f](std::uint32_t v) { set_high(f, v); });
-  };
+                     std::uint64_t& f) { add_rw64(offset, reg, doc, f); };
   Descriptor& d = descriptor_;
   ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", status_);
   ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", error_);
@@ -85,9 +60,9 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   ro(kLaunches, "LAUNCHES", "kernels run to completion since reset", launches_completed_);
   ro(kDispatchedWgs, "DISPATCHED_WGS", "workgroups dispatched, this launch", dispatched_wgs_);
   add_register(kFaultLow, "FAULT_LO", "first faulting address of the last launch, bits 31:0",
-               [this] { return low(fault_address_); });
+               [this] { return static_cast<std::uint32_t>(fault_address_); });
   add_register(kFaultHigh, "FAULT_HI", "first faulting address of the last launch, bits 63:32",
-               [this] { return high(fault_address_); });
+               [this] { return static_cast<std::uint32_t>(fault_address_ >> 32); });
   for (int c = 0; c < kMaxChunks; ++c) {
     const std::uint64_t entry = kOutMap + static_cast<std::uint64_t>(c) * kOutMapStride;
     const std::string reg = "OUT" + std::to_string(c);

@@ -14,23 +14,6 @@ namespace {
 
 constexpr const char* kMsgType = "t3/tracker";
 
-std::uint32_t low(std::uint64_t value) {
-  return static_cast<std::uint32_t>(value);
-}
-std::uint32_t high(std::uint64_t value) {
-  return static_cast<std::uint32_t>(value >> 32);
-}
-void set_low(std::uint64_t& field, std::uint32_t value) {
-  field = (field & 0xffffffff00000000ull) | value;
-}
-void set_high(std::uint64_t& field, std::uint32_t value) {
-  field = (field & 0xffffffffull) | (static_cast<std::uint64_t>(value) << 32);
-}
-std::uint32_t saturate(std::uint64_t value) {
-  return static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(value, std::numeric_limits<std::uint32_t>::max()));
-}
-
 }  // namespace
 
 Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
@@ -81,18 +64,11 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
     const std::string what = "region " + std::to_string(r) + ": ";
     auto rw64 = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
                     std::uint64_t& f) {
-      add_register(
-          region_register(r, offset), reg + field + "_LO", what + doc + ", bits 31:0",
-          [&f] { return low(f); }, [&f](std::uint32_t v) { set_low(f, v); });
-      add_register(
-          region_register(r, offset + 4), reg + field + "_HI", what + doc + ", bits 63:32",
-          [&f] { return high(f); }, [&f](std::uint32_t v) { set_high(f, v); });
+      add_rw64(region_register(r, offset), reg + field, what + doc, f);
     };
     auto rw = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
                   std::uint32_t& f) {
-      add_register(
-          region_register(r, offset), reg + field, what + doc, [&f] { return f; },
-          [&f](std::uint32_t v) { f = v; });
+      add_rw(region_register(r, offset), reg + field, what + doc, f);
     };
     rw64(kBaseLow, "BASE", "base (global address)", g.base);
     rw64(kSizeLow, "SIZE", "size in bytes", g.size);
