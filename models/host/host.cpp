@@ -93,6 +93,29 @@ std::string Host::execute(const HostCommand& command) {
       }
       return {};
     }
+    case Kind::PollRegister: {
+      // A driver polling a status register: each read costs its MMIO round trip, so the
+      // interval is a floor, not the period.
+      const sc_core::sc_time give_up =
+          sc_core::sc_time_stamp() +
+          sc_core::sc_time(static_cast<double>(command.timeout_ns), sc_core::SC_NS);
+      for (;;) {
+        std::uint32_t value = 0;
+        const auto status = access(false, command.address, value);
+        if (status != tlm::TLM_OK_RESPONSE) {
+          return where("poll", command) + ": MMIO read at " + hex(command.address) +
+                 " failed: " + response_name(status);
+        }
+        if (value == command.value) return {};
+        if (sc_core::sc_time_stamp() >= give_up) {
+          return where("poll", command) + ": register at " + hex(command.address) +
+                 " still reads " + std::to_string(value) + ", not " +
+                 std::to_string(command.value) + ", after " +
+                 std::to_string(command.timeout_ns) + " ns";
+        }
+        wait(sc_core::sc_time(static_cast<double>(command.interval_ns), sc_core::SC_NS));
+      }
+    }
     case Kind::WaitKernel: {
       const std::string at = " [dispatcher at " + hex(command.address) + "]";
       while (!irq.read()) wait(irq.value_changed_event());

@@ -2,38 +2,17 @@
 // controller): exact results in functional mode, memory-bound bandwidth, staggered order.
 #include <catch2/catch.hpp>
 
-#include <cstring>
 #include <random>
 
 #include "config/config_io.h"
 #include "models/system/simulation.h"
+#include "testbenches/debug_access.h"
 #include "testbenches/reference_gemm.h"
 #include "workloads/gemm_plan.h"
 
 using namespace t3;
 
 namespace {
-
-void debug_access(Router& router, tlm::tlm_command command, std::uint64_t address,
-                  unsigned char* data, std::size_t bytes) {
-  tlm::tlm_generic_payload payload;
-  payload.set_command(command);
-  payload.set_address(address);
-  payload.set_data_ptr(data);
-  payload.set_data_length(static_cast<unsigned>(bytes));
-  payload.set_streaming_width(static_cast<unsigned>(bytes));
-  REQUIRE(router.in.get_base_export()->transport_dbg(payload) == bytes);
-}
-
-Bytes random_integers(std::size_t elements, std::mt19937_64& random) {
-  Bytes bytes(elements * 4);
-  std::uniform_int_distribution<int> value(-4, 4);
-  for (std::size_t i = 0; i < elements; ++i) {
-    const float f = static_cast<float>(value(random));
-    std::memcpy(bytes.data() + 4 * i, &f, 4);
-  }
-  return bytes;
-}
 
 SystemConfig small_system(int gpus) {
   SystemConfig config = load_system("t3-paper");
@@ -68,12 +47,10 @@ void check_functional(const GemmShape& shape, WgOrder order) {
   std::mt19937_64 random(7);
   std::vector<Bytes> expected;
   for (int g = 0; g < gpus; ++g) {
-    Bytes a = random_integers(static_cast<std::size_t>(shape.m * shape.k), random);
-    Bytes b = random_integers(static_cast<std::size_t>(shape.k * shape.n), random);
-    debug_access(group.gpu(g).router, tlm::TLM_WRITE_COMMAND, plan.gpus[g].buffers.a, a.data(),
-                 a.size());
-    debug_access(group.gpu(g).router, tlm::TLM_WRITE_COMMAND, plan.gpus[g].buffers.b, b.data(),
-                 b.size());
+    Bytes a = integer_fp32(static_cast<std::size_t>(shape.m * shape.k), random);
+    Bytes b = integer_fp32(static_cast<std::size_t>(shape.k * shape.n), random);
+    debug_write(group.gpu(g).router, plan.gpus[g].buffers.a, a);
+    debug_write(group.gpu(g).router, plan.gpus[g].buffers.b, b);
     expected.push_back(
         reference_gemm(shape, config.gemm, ElementType::Fp32, ElementType::Fp32, a, b));
   }
@@ -82,10 +59,8 @@ void check_functional(const GemmShape& shape, WgOrder order) {
   REQUIRE(group.hosts_done());
   group.check_drained();
   for (int g = 0; g < gpus; ++g) {
-    Bytes c(expected[g].size());
     // Read from the other GPU's router: the check crosses the link and the owner's L2.
-    debug_access(group.gpu(1 - g).router, tlm::TLM_READ_COMMAND, plan.gpus[g].buffers.c, c.data(),
-                 c.size());
+    const Bytes c = debug_read(group.gpu(1 - g).router, plan.gpus[g].buffers.c, expected[g].size());
     INFO("gpu " << g);
     CHECK(c == expected[g]);
   }

@@ -1,0 +1,122 @@
+#include "workloads/t3_plan.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "models/gpu/mmio_map.h"
+#include "models/sm/dispatcher_registers.h"
+#include "models/tracker/tracker_registers.h"
+
+namespace t3 {
+
+int t3_next_gpu(int gpu, int gpus) {
+  return (gpu + gpus - 1) % gpus;
+}
+std::int64_t t3_first_chunk(int gpu, int gpus) {
+  return (gpu + 2) % gpus;
+}
+std::int64_t t3_owned_chunk(int gpu, int gpus) {
+  return (gpu + 1) % gpus;
+}
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("t3 fused GEMM-RS: " + what);
+}
+
+void write(std::vector<HostCommand>& commands, std::uint64_t address, std::uint32_t value,
+           const std::string& note) {
+  commands.push_back({HostCommand::Kind::WriteRegister, address, value, note});
+}
+
+void write64(std::vector<HostCommand>& commands, std::uint64_t address, std::uint64_t value,
+             const std::string& note) {
+  write(commands, address, static_cast<std::uint32_t>(value), note + " (low)");
+  write(commands, address + 4, static_cast<std::uint32_t>(value >> 32), note + " (high)");
+}
+
+}  // namespace
+
+T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
+                             ElementCode element, ElementCode out_element) {
+  const int n = static_cast<int>(config.gpus);
+  const GemmConfig& tiles = config.gemm;
+  require(n >= 2, "needs at least 2 GPUs, has " + std::to_string(n));
+  require(shape.m % tiles.tile_m == 0 && shape.n % tiles.tile_n == 0,
+          "M and N must be multiples of the tile (" + std::to_string(tiles.tile_m) + " x " +
+              std::to_string(tiles.tile_n) + "), so every tile carries the same bytes");
+  const std::int64_t tile_rows = shape.m / tiles.tile_m;
+  require(tile_rows % n == 0, std::to_string(tile_rows) + " tile rows do not split into " +
+                                  std::to_string(n) + " equal chunks");
+  require(n <= tracker::kRegions && n <= dispatcher::kMaxChunks, "too many GPUs for the chunks");
+
+  T3GemmRsPlan plan;
+  plan.gemm = plan_group_gemm(config, shape, element, out_element);
+  const std::int64_t grid_cols = shape.n / tiles.tile_n;
+  plan.tiles_per_chunk = tile_rows / n * grid_cols;
+  const std::uint64_t tile_bytes = bytes_of(out_element, tiles.tile_m * tiles.tile_n);
+  plan.chunk_bytes = tile_bytes * static_cast<std::uint64_t>(plan.tiles_per_chunk);
+  const std::uint32_t flags = dispatcher::kUncached | dispatcher::kTagged;
+
+  for (int g = 0; g < n; ++g) {
+    const int next = t3_next_gpu(g, n);
+    GemmLaunch& launch = plan.gemm.gpus[g].launch;
+    launch.order = WgOrder::ChunkStaggered;
+    launch.chunks = n;
+    launch.first_chunk = t3_first_chunk(g, n);
+    launch.label = "t3 gemm-rs";
+    const auto local = chunk_outputs(plan.gemm.gpus[g].buffers.c, shape, tiles, n, out_element,
+                                     OutputOp::Update, flags);
+    const auto remote = chunk_outputs(plan.gemm.gpus[next].buffers.c, shape, tiles, n, out_element,
+                                      OutputOp::Update, flags);
+    launch.outputs = local;
+    launch.outputs[static_cast<std::size_t>(launch.first_chunk)] =
+        remote[static_cast<std::size_t>(launch.first_chunk)];
+
+    // A region per chunk this GPU receives: the local update and the incoming one complete a tile.
+    std::vector<HostCommand> setup;
+    const std::uint64_t block = mmio_block(config, g, mmio_map::kTracker);
+    for (int p = 0; p < n; ++p) {
+      if (p == launch.first_chunk) continue;
+      const bool owned = p == t3_owned_chunk(g, n);
+      const std::string note = "tracker region " + std::to_string(p);
+      const auto reg = [&](std::uint64_t r) { return block + tracker::region_register(p, r); };
+      write64(setup, reg(tracker::kBaseLow), local[static_cast<std::size_t>(p)].base,
+              note + " base");
+      write64(setup, reg(tracker::kSizeLow), plan.chunk_bytes, note + " size");
+      write(setup, reg(tracker::kThreshold), static_cast<std::uint32_t>(2 * tile_bytes),
+            note + " threshold: local + incoming update");
+      write64(setup, reg(tracker::kDmaDstLow), owned ? 0 : remote[static_cast<std::size_t>(p)].base,
+              note + " destination");
+      write(setup, reg(tracker::kDmaOp), owned ? tracker::kOpNone : tracker::kOpUpdate,
+            note + (owned ? " count only (owned chunk)" : " update the next GPU"));
+      write(setup, reg(tracker::kElement), out_element, note + " element");
+      write(setup, reg(tracker::kControl), tracker::kEnable, note + " enable");
+    }
+    plan.tracker_setup.push_back(std::move(setup));
+  }
+  return plan;
+}
+
+std::vector<Program> T3GemmRsPlan::programs() const {
+  std::vector<Program> list;
+  const int n = static_cast<int>(gemm.gpus.size());
+  for (int g = 0; g < n; ++g) {
+    Program program;
+    program.commands = tracker_setup[static_cast<std::size_t>(g)];
+    append_gemm(program, gemm.gpus[static_cast<std::size_t>(g)].launch);
+    // The owned chunk is complete when every one of its tiles fired in the tracker.
+    const std::uint64_t tracker_block = gemm.gpus[static_cast<std::size_t>(g)].launch.dispatcher -
+                                        mmio_map::kDispatcher + mmio_map::kTracker;
+    HostCommand wait{
+        HostCommand::Kind::PollRegister,
+        tracker_block + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(t3_owned_chunk(g, n)),
+        static_cast<std::uint32_t>(tiles_per_chunk), "wait for the owned chunk"};
+    program.commands.push_back(wait);
+    list.push_back(std::move(program));
+  }
+  return list;
+}
+
+}  // namespace t3

@@ -1,0 +1,47 @@
+// T3's fused GEMM + reduce-scatter on every GPU of the group (REFERENCES.md section 1): the
+// producer GEMM's output is cut into one chunk per GPU, and the ring reduce-scatter happens
+// inside the GEMM's own stores, through the tracker, the DMA engine and near-memory updates.
+// Plain data, no SystemC.
+//
+// Ring: chunk data flows from GPU g to GPU g-1 (the paper's GPU0 -> GPU3 -> GPU2 -> GPU1).
+// Chunk positions are the output's bands of tile rows. GPU g computes its chunks in the order
+// (g + 2), (g + 3), ... (mod n):
+//   - stage 1, position (g + 2): its stores go straight to GPU g-1's output as remote updates
+//     (the paper's remote_map);
+//   - stages 2 .. n-1: local updates; the tracker counts the local update and the incoming one
+//     from GPU g+1 per tile and, when both are applied, the DMA engine sends the tile's sum to
+//     GPU g-1 as an update (the paper's dma_map);
+//   - stage n, position (g + 1): GPU g's fully reduced chunk; it stays local.
+// So GPU g ends owning chunk (g + 1) mod n, the same owner the ring all-gather
+// (collective_program.h, owner_chunk) starts from. Every output store is an uncached update
+// tagged with its tile id, into an output buffer that starts zeroed.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/system_config.h"
+#include "workloads/gemm_plan.h"
+#include "workloads/program.h"
+
+namespace t3 {
+
+int t3_next_gpu(int gpu, int gpus);              // where GPU g's chunk data goes
+std::int64_t t3_first_chunk(int gpu, int gpus);  // stage 1 position
+std::int64_t t3_owned_chunk(int gpu, int gpus);  // fully reduced there at the end
+
+struct T3GemmRsPlan {
+  GroupGemmPlan gemm;  // buffers and launches, with T3's output map
+  std::vector<std::vector<HostCommand>> tracker_setup;  // per GPU, before the launch
+  std::int64_t tiles_per_chunk = 0;
+  std::uint64_t chunk_bytes = 0;
+  std::vector<Program> programs() const;  // setup, GEMM, then wait for the owned chunk
+};
+
+// Throws std::invalid_argument if the output does not split into equal chunks of whole,
+// equal tiles (the tracker counts a fixed number of bytes per tile).
+T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
+                             ElementCode element = kElementFp16,
+                             ElementCode out_element = kElementFp16);
+
+}  // namespace t3
