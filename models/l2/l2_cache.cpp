@@ -3,11 +3,22 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "tlm_interconnect/address_map.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#if defined(__GNUC__)
+#define T3_L2_INLINE __attribute__((always_inline)) inline
+#else
+#define T3_L2_INLINE inline
+#endif
 
 namespace t3 {
 
@@ -15,6 +26,8 @@ namespace {
 
 constexpr const char* kMsgType = "t3/l2";
 constexpr std::uint64_t kNoLine = ~0ull;
+// Tag-array entry of an empty way (and of the padding after the last way of a set).
+constexpr std::uint32_t kEmptyTag = ~0u;
 // Rejections are reported one by one up to this many, then only counted.
 constexpr std::uint64_t kReportedRejections = 16;
 
@@ -42,8 +55,17 @@ void for_each_run(std::uint64_t mask, Fn&& fn) {
   }
 }
 
-unsigned popcount(std::uint64_t mask) {
-  return static_cast<unsigned>(__builtin_popcountll(mask));
+// Set bits of `mask`. SWAR: without -mpopcnt, __builtin_popcountll is a call into libgcc.
+inline unsigned popcount(std::uint64_t mask) {
+  mask = mask - ((mask >> 1) & 0x5555555555555555ull);
+  mask = (mask & 0x3333333333333333ull) + ((mask >> 2) & 0x3333333333333333ull);
+  mask = (mask + (mask >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<unsigned>((mask * 0x0101010101010101ull) >> 56);
+}
+
+// log2 of a power of two.
+unsigned log2_of(std::uint64_t power_of_two) {
+  return static_cast<unsigned>(__builtin_ctzll(power_of_two));
 }
 
 void validate(const L2Config& c) {
@@ -111,16 +133,42 @@ struct L2Cache::Impl {
     std::uint64_t mask;  // sectors
     Transit* transit;
   };
+  // Lock lists are per set, in registration order; a removal moves the last lock into the hole
+  // (as erasing from a vector by swapping with the back would). They are doubly linked through
+  // a pool of nodes: few locks are held at once, so the pool stays in the host's caches.
+  static constexpr std::uint32_t kNil = ~0u;
+  struct LockNode {
+    Lock lock;
+    std::uint32_t prev, next;
+  };
+  struct LockList {
+    std::uint32_t head = kNil, tail = kNil;
+  };
+  // One way of one set. Its tag is also in `tags` and its LRU stamp in `used`, packed per set.
   struct Frame {
     std::uint64_t line = kNoLine;  // line index in the window (the tag)
     std::uint64_t valid = 0, dirty = 0;
     std::uint64_t pending = 0;  // sectors a fill is bringing in; pins the frame
-    std::uint64_t used = 0;     // LRU stamp
+  };
+  // Ways of one set (bit = way) with a fill in flight, with valid sectors, with all sectors
+  // valid: replacement and read hits look at these instead of the frames. Kept when ways <= 64.
+  static constexpr std::uint64_t kNoWay = ~0ull;
+  struct SetState {
+    std::uint64_t pinned = 0, filled = 0;
+    std::uint64_t complete = 0;
+    // The way stamped last, so holding the set's newest stamp (kNoWay: unknown). Only the order
+    // of a set's stamps matters, so touching it again needs no new stamp.
+    std::uint64_t newest = kNoWay;
   };
   // Scratch of one b_transport, pooled (callers interleave at their waits).
   struct Access {
     std::vector<Transit*> writebacks;
     std::vector<Transit*> reads;  // fills and direct accesses, address order
+  };
+  // A line with its set and tag (line / sets); consecutive lines walk consecutive sets, so
+  // stepping needs no division.
+  struct Cursor {
+    std::uint64_t line, set, tag;
   };
 
   Impl(L2Cache& owner, const L2Config& config, SimMode mode, std::uint64_t base, std::uint64_t size)
@@ -132,53 +180,166 @@ struct L2Cache::Impl {
         stats(owner.stats_),
         line_bytes(static_cast<std::uint64_t>(config.line_bytes)),
         sector_bytes(static_cast<std::uint64_t>(config.sector_bytes)),
+        line_shift(log2_of(line_bytes)),
+        sector_shift(log2_of(sector_bytes)),  // divides a power of two: a power of two
         sectors_per_line(static_cast<unsigned>(config.line_bytes / config.sector_bytes)),
         ways(static_cast<std::uint64_t>(config.ways)),
         sets(config.size_bytes / (line_bytes * ways)),
-        banks(static_cast<std::uint64_t>(config.banks)) {
+        banks(static_cast<std::uint64_t>(config.banks)),
+        // 16 ways are compared at once, fewer 4 at a time.
+        tag_stride(ways > 8 ? (ways + 15) & ~std::uint64_t{15} : (ways + 3) & ~std::uint64_t{3}),
+        way_mask(ways >= 64 ? ~0ull : (1ull << ways) - 1),
+        // Tags are line / sets in 32 bits. When every line of the window has a tag below
+        // kEmptyTag (any realistic geometry), a tag match is a hit; otherwise a match is
+        // confirmed against the frame's line.
+        exact_tags(((size - 1) >> line_shift) / sets < kEmptyTag) {
     const double resolution_ns = sc_core::sc_get_time_resolution().to_seconds() * 1e9;
     units_per_byte = 1.0 / (config.bank_bytes_per_clock * config.clock_GHz) / resolution_ns;
     hit_latency = sc_core::sc_time(config.hit_latency_ns, sc_core::SC_NS);
+    line_units = bank_units(line_bytes);
     full_line = sector_range(0, sectors_per_line - 1);
     frames.resize(sets * ways);
-    locks.resize(sets);
-    bank_free.resize(banks);
+    used.assign(sets * ways, 0);
+    if (ways <= 64) set_state.resize(sets);
+    // Each set's tags start on a 64-byte boundary: 16 ways are one host cache line.
+    tag_storage.assign(sets * tag_stride + 16, kEmptyTag);
+    const auto address = reinterpret_cast<std::uintptr_t>(tag_storage.data());
+    tags = tag_storage.data() + ((64 - address % 64) % 64) / sizeof(std::uint32_t);
+    lock_lists.resize(sets);
+    locked_sets.assign((sets + 63) / 64, 0);
+    bank_free.assign(banks, 0);
     // Line data exists only in functional mode; the OS commits the pages as lines are used.
     if (functional) data.reset(new unsigned char[sets * ways * line_bytes]);
   }
 
   // ---- geometry helpers -------------------------------------------------------------------
 
-  sc_core::sc_time bank_time(std::uint64_t bytes) const {
-    return sc_core::sc_time::from_value(static_cast<sc_core::sc_time::value_type>(
-        std::llround(static_cast<double>(bytes) * units_per_byte)));
+  // Bank time of `bytes`, in time-resolution units.
+  sc_core::sc_time::value_type bank_units(std::uint64_t bytes) const {
+    return static_cast<sc_core::sc_time::value_type>(
+        std::llround(static_cast<double>(bytes) * units_per_byte));
   }
   // Sectors of `line` that overlap [begin, end) (window offsets).
   std::uint64_t mask_of(std::uint64_t line, std::uint64_t begin, std::uint64_t end) const {
-    const std::uint64_t start = line * line_bytes;
+    const std::uint64_t start = line << line_shift;
+    if (begin <= start && end - start >= line_bytes) return full_line;
     const std::uint64_t lo = std::max(begin, start) - start;
     const std::uint64_t hi = std::min(end, start + line_bytes) - start;
-    return sector_range(static_cast<unsigned>(lo / sector_bytes),
-                        static_cast<unsigned>((hi - 1) / sector_bytes));
+    return sector_range(static_cast<unsigned>(lo >> sector_shift),
+                        static_cast<unsigned>((hi - 1) >> sector_shift));
   }
-  Frame* find(std::uint64_t line) {
-    Frame* set = &frames[(line % sets) * ways];
-    for (std::uint64_t k = 0; k < ways; ++k) {
-      if (set[k].line == line) return &set[k];
+  Cursor cursor(std::uint64_t line) const { return {line, line % sets, line / sets}; }
+  void advance(Cursor& c) const {
+    ++c.line;
+    if (++c.set == sets) {
+      c.set = 0;
+      ++c.tag;
     }
-    return nullptr;
+  }
+  std::uint64_t first_line(std::uint64_t begin) const { return begin >> line_shift; }
+  std::uint64_t last_line(std::uint64_t end) const { return (end - 1) >> line_shift; }
+
+  // Entries of a tag row of `stride` (<= 64) entries that hold `tag` (bit = entry; the padding
+  // after the last way included).
+  static T3_L2_INLINE std::uint64_t row_matches(const std::uint32_t* row, std::uint64_t stride,
+                                                std::uint32_t tag) {
+    std::uint64_t matches = 0;
+#if defined(__SSE2__)
+    const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
+    const auto equal = [&](std::uint64_t k) {
+      return _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + k)), key);
+    };
+    const auto sixteen = [&](std::uint64_t k) {  // entries k .. k + 15
+      const __m128i lo = _mm_packs_epi32(equal(k), equal(k + 4));
+      const __m128i hi = _mm_packs_epi32(equal(k + 8), equal(k + 12));
+      return static_cast<std::uint64_t>(
+          static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(lo, hi))));
+    };
+    if (stride == 16) {
+      matches = sixteen(0);
+    } else if (stride % 16 == 0) {
+      for (std::uint64_t k = 0; k < stride; k += 16) matches |= sixteen(k) << k;
+    } else {
+      for (std::uint64_t k = 0; k < stride; k += 4) {
+        matches |= static_cast<std::uint64_t>(
+                       static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(equal(k)))))
+                   << k;
+      }
+    }
+#else
+    for (std::uint64_t k = 0; k < stride; ++k) matches |= std::uint64_t{row[k] == tag} << k;
+#endif
+    return matches;
+  }
+  // Ways of `set` whose packed tag is `tag` (bit = way); only when ways <= 64.
+  T3_L2_INLINE std::uint64_t tag_matches(std::uint64_t set, std::uint32_t tag) const {
+    return row_matches(tags + set * tag_stride, tag_stride, tag) & way_mask;
+  }
+  // The way of `c.set` holding `c.line` (the lowest, should there be several), or `ways`.
+  T3_L2_INLINE std::uint64_t find_way(const Cursor& c) const {
+    const auto tag = static_cast<std::uint32_t>(c.tag);
+    if (ways <= 64) {
+      std::uint64_t matches = tag_matches(c.set, tag);
+      if (exact_tags) {
+        return matches != 0 ? static_cast<std::uint64_t>(__builtin_ctzll(matches)) : ways;
+      }
+      const Frame* set = &frames[c.set * ways];
+      for (; matches != 0; matches &= matches - 1) {
+        const auto way = static_cast<std::uint64_t>(__builtin_ctzll(matches));
+        if (set[way].line == c.line) return way;
+      }
+      return ways;
+    }
+    const std::uint32_t* row = tags + c.set * tag_stride;
+    const Frame* set = &frames[c.set * ways];
+    for (std::uint64_t k = 0; k < ways; ++k) {
+      if (row[k] == tag && (exact_tags || set[k].line == c.line)) return k;
+    }
+    return ways;
+  }
+  // The frame holding `c.line`, or nullptr.
+  T3_L2_INLINE Frame* find(const Cursor& c) {
+    const std::uint64_t way = find_way(c);
+    return way < ways ? &frames[c.set * ways + way] : nullptr;
+  }
+  std::uint64_t index_of(const Frame& frame) const {
+    return static_cast<std::uint64_t>(&frame - frames.data());
+  }
+  // Brings the set's way masks up to date with `frame` after its pending or valid sectors changed.
+  void sync(std::uint64_t set, const Frame& frame) {
+    if (ways > 64) return;
+    SetState& state = set_state[set];
+    const std::uint64_t bit = 1ull << static_cast<std::uint64_t>(&frame - &frames[set * ways]);
+    state.pinned = (state.pinned & ~bit) | (frame.pending != 0 ? bit : 0);
+    state.filled = (state.filled & ~bit) | (frame.valid != 0 ? bit : 0);
+    state.complete = (state.complete & ~bit) | (frame.valid == full_line ? bit : 0);
+  }
+  // Gives way `way` of `set` the LRU stamp `stamp`, newer than any other.
+  void touch(std::uint64_t set, std::uint64_t way, std::uint64_t stamp) {
+    if (ways <= 64) {
+      if (set_state[set].newest == way) return;
+      set_state[set].newest = way;
+    }
+    used[set * ways + way] = stamp;
+  }
+  // Points way `way` of set `set` at `line` (kNoLine: empty) in the frame and the tag array.
+  void retag(Frame& frame, std::uint64_t set, std::uint64_t way, std::uint64_t line,
+             std::uint64_t tag) {
+    frame.line = line;
+    tags[set * tag_stride + way] = line == kNoLine ? kEmptyTag : static_cast<std::uint32_t>(tag);
   }
   unsigned char* data_of(const Frame& frame) const {
-    return data.get() + static_cast<std::uint64_t>(&frame - frames.data()) * line_bytes;
+    return data.get() + index_of(frame) * line_bytes;
   }
   // Copies the bytes of sector runs `mask` of `frame` that fall in [lo, hi) of the line between
   // the frame and `buffer`, which holds window bytes from `buffer_begin` on.
   void copy_sectors(Frame& frame, std::uint64_t mask, std::uint64_t lo, std::uint64_t hi,
                     unsigned char* buffer, std::uint64_t buffer_begin, bool into_frame) {
-    const std::uint64_t start = frame.line * line_bytes;
+    const std::uint64_t start = frame.line << line_shift;
     for_each_run(mask, [&](unsigned first, unsigned count) {
-      const std::uint64_t b = std::max<std::uint64_t>(lo, first * sector_bytes);
-      const std::uint64_t e = std::min<std::uint64_t>(hi, (first + count) * sector_bytes);
+      const std::uint64_t b = std::max<std::uint64_t>(lo, std::uint64_t{first} << sector_shift);
+      const std::uint64_t e =
+          std::min<std::uint64_t>(hi, std::uint64_t{first + count} << sector_shift);
       if (b >= e) return;
       unsigned char* line_data = data_of(frame) + b;
       unsigned char* other = buffer + (start + b - buffer_begin);
@@ -225,29 +386,80 @@ struct L2Cache::Impl {
     return *access;
   }
 
+  // `locked_sets` has a bit per set whose lock list is not empty, so a lookup skips the
+  // unlocked sets of its range a word at a time.
+  void push_lock(std::uint64_t set, const Lock& lock) {
+    std::uint32_t n;
+    if (free_lock_node != kNil) {
+      n = free_lock_node;
+      free_lock_node = lock_nodes[n].next;
+    } else {
+      n = static_cast<std::uint32_t>(lock_nodes.size());
+      lock_nodes.emplace_back();
+    }
+    LockList& list = lock_lists[set];
+    lock_nodes[n] = {lock, list.tail, kNil};
+    if (list.tail == kNil) {
+      list.head = n;
+      locked_sets[set / 64] |= 1ull << (set % 64);
+    } else {
+      lock_nodes[list.tail].next = n;
+    }
+    list.tail = n;
+  }
+  // Removes the last lock of `set`'s list.
+  void pop_lock(std::uint64_t set) {
+    LockList& list = lock_lists[set];
+    const std::uint32_t n = list.tail;
+    list.tail = lock_nodes[n].prev;
+    if (list.tail == kNil) {
+      list.head = kNil;
+      locked_sets[set / 64] &= ~(1ull << (set % 64));
+    } else {
+      lock_nodes[list.tail].next = kNil;
+    }
+    lock_nodes[n].next = free_lock_node;
+    free_lock_node = n;
+  }
   void lock(Transit& transit) {
-    for (std::uint64_t line = transit.begin / line_bytes; line <= (transit.end - 1) / line_bytes;
-         ++line) {
-      locks[line % sets].push_back({line, mask_of(line, transit.begin, transit.end), &transit});
+    const std::uint64_t last = last_line(transit.end);
+    for (Cursor c = cursor(first_line(transit.begin)); c.line <= last; advance(c)) {
+      push_lock(c.set, {c.line, mask_of(c.line, transit.begin, transit.end), &transit});
     }
   }
   // Drops the transit's locks, wakes its waiters and returns it to the pool.
   void finish(Transit& transit) {
-    for (std::uint64_t line = transit.begin / line_bytes; line <= (transit.end - 1) / line_bytes;
-         ++line) {
-      auto& set = locks[line % sets];
-      for (std::size_t k = 0; k < set.size();) {
-        if (set[k].transit == &transit && set[k].line == line) {
-          set[k] = set.back();
-          set.pop_back();
-        } else {
-          ++k;
+    const std::uint64_t last = last_line(transit.end);
+    for (Cursor c = cursor(first_line(transit.begin)); c.line <= last; advance(c)) {
+      for (std::uint32_t n = lock_lists[c.set].head; n != kNil;) {
+        LockNode& node = lock_nodes[n];
+        if (node.lock.transit != &transit || node.lock.line != c.line) {
+          n = node.next;
+          continue;
         }
+        const std::uint32_t tail = lock_lists[c.set].tail;
+        if (n != tail) node.lock = lock_nodes[tail].lock;  // then look at this position again
+        pop_lock(c.set);
+        if (n == tail) break;
       }
     }
     transit.done.notify();  // immediate: the waiters become runnable in this evaluation phase
     transit.retired = true;
     if (transit.waiters == 0) free_transits.push_back(&transit);
+  }
+  // Sets to step from `set` (wrapping) to the next set with locks; `limit` or more if there is
+  // none within `limit` steps.
+  std::uint64_t distance_to_locked(std::uint64_t set, std::uint64_t limit) const {
+    std::uint64_t distance = 0;
+    for (;;) {
+      const std::uint64_t bits = locked_sets[set / 64] >> (set % 64);  // no bits past `sets`
+      if (bits != 0) return distance + static_cast<std::uint64_t>(__builtin_ctzll(bits));
+      const std::uint64_t step = std::min(64 - set % 64, sets - set);
+      distance += step;
+      if (distance >= limit) return distance;
+      set += step;
+      if (set == sets) set = 0;
+    }
   }
 
   // Waits, holding nothing, until no transit of another access locks a sector of
@@ -256,18 +468,30 @@ struct L2Cache::Impl {
   // `ready` becomes the latest completion of the transits waited for.
   void wait_for_conflicts(std::uint64_t begin, std::uint64_t end, bool bypass,
                           sc_core::sc_time& ready) {
+    const std::uint64_t first = first_line(begin), last = last_line(end);
+    const std::uint64_t first_set = first % sets;
     for (;;) {
+      // The first conflicting lock in line order, and in list order within the line's set.
       Transit* blocking = nullptr;
-      for (std::uint64_t line = begin / line_bytes; line <= (end - 1) / line_bytes && !blocking;
-           ++line) {
+      std::uint64_t line = first, set = first_set;
+      while (!blocking) {
+        const std::uint64_t skip = distance_to_locked(set, last - line + 1);
+        if (skip > last - line) break;
+        line += skip;
+        set += skip;  // skip < sets: a locked set is found within one lap
+        if (set >= sets) set -= sets;
         const std::uint64_t mask = bypass ? full_line : mask_of(line, begin, end);
-        for (const Lock& lock : locks[line % sets]) {
+        for (std::uint32_t n = lock_lists[set].head; n != kNil; n = lock_nodes[n].next) {
+          const Lock& lock = lock_nodes[n].lock;
           if (lock.line == line && (lock.mask & mask) != 0 &&
               !(bypass && lock.transit->kind == Kind::Bypass)) {
             blocking = lock.transit;
             break;
           }
         }
+        if (line == last) break;
+        ++line;
+        if (++set == sets) set = 0;
       }
       if (!blocking) return;
       ++conflict_waits;
@@ -283,10 +507,10 @@ struct L2Cache::Impl {
   // Queues the dirty sectors of `frame` for write-back; runs contiguous with the previous one
   // merge into one memory write.
   void add_writeback(Access& access, const Frame& frame, int cls) {
-    const std::uint64_t start = frame.line * line_bytes;
+    const std::uint64_t start = frame.line << line_shift;
     for_each_run(frame.dirty, [&](unsigned first, unsigned count) {
-      const std::uint64_t b = start + first * sector_bytes;
-      const std::uint64_t e = b + count * sector_bytes;
+      const std::uint64_t b = start + (std::uint64_t{first} << sector_shift);
+      const std::uint64_t e = b + (std::uint64_t{count} << sector_shift);
       Transit* transit = nullptr;
       if (!access.writebacks.empty() && access.writebacks.back()->end == b) {
         transit = access.writebacks.back();
@@ -295,7 +519,7 @@ struct L2Cache::Impl {
         access.writebacks.push_back(transit);
       }
       if (functional) {
-        const unsigned char* from = data_of(frame) + first * sector_bytes;
+        const unsigned char* from = data_of(frame) + (std::uint64_t{first} << sector_shift);
         transit->buffer.insert(transit->buffer.end(), from, from + (e - b));
       }
       transit->end = e;
@@ -320,26 +544,58 @@ struct L2Cache::Impl {
     if (functional && kind == Kind::Fill) transit->buffer.resize(e - transit->begin);
   }
 
-  // A frame for `line`: an empty way, else the least recently used way without a fill in
+  // A frame for `c.line`: an empty way, else the least recently used way without a fill in
   // flight (its dirty sectors queued for write-back). nullptr if every way has a fill in flight.
-  Frame* allocate(Access& access, std::uint64_t line, int cls) {
-    Frame* set = &frames[(line % sets) * ways];
-    Frame* victim = nullptr;
-    for (std::uint64_t k = 0; k < ways; ++k) {
-      Frame& frame = set[k];
-      if (frame.pending != 0) continue;
-      if (frame.valid == 0) {
-        victim = &frame;
-        break;
+  Frame* allocate(Access& access, const Cursor& c, int cls) {
+    Frame* set = &frames[c.set * ways];
+    const std::uint64_t* stamps = &used[c.set * ways];
+    std::uint64_t way = ways;  // none
+    if (ways <= 64) {
+      const SetState& state = set_state[c.set];
+      const std::uint64_t candidates = way_mask & ~state.pinned;
+      if (candidates == 0) return nullptr;
+      if (const std::uint64_t empty = candidates & ~state.filled; empty != 0) {
+        way = static_cast<std::uint64_t>(__builtin_ctzll(empty));
+      } else if (candidates == way_mask) {
+        // Every way valid and unpinned: the first of the oldest stamps.
+        way = 0;
+        std::uint64_t oldest = stamps[0];
+        for (std::uint64_t k = 1; k < ways; ++k) {
+          if (stamps[k] < oldest) {
+            oldest = stamps[k];
+            way = k;
+          }
+        }
+      } else {
+        std::uint64_t rest = candidates;
+        way = static_cast<std::uint64_t>(__builtin_ctzll(rest));
+        std::uint64_t oldest = stamps[way];
+        for (rest &= rest - 1; rest != 0; rest &= rest - 1) {
+          const auto k = static_cast<std::uint64_t>(__builtin_ctzll(rest));
+          if (stamps[k] < oldest) {
+            oldest = stamps[k];
+            way = k;
+          }
+        }
       }
-      if (!victim || frame.used < victim->used) victim = &frame;
+    } else {
+      for (std::uint64_t k = 0; k < ways; ++k) {
+        const Frame& frame = set[k];
+        if (frame.pending != 0) continue;
+        if (frame.valid == 0) {
+          way = k;
+          break;
+        }
+        if (way == ways || stamps[k] < stamps[way]) way = k;
+      }
+      if (way == ways) return nullptr;
     }
-    if (!victim) return nullptr;
+    Frame* victim = &set[way];
     if (victim->valid != 0) {
       ++stats.evictions[cls];
       if (victim->dirty != 0) add_writeback(access, *victim, cls);
     }
-    victim->line = line;
+    retag(*victim, c.set, way, c.line, c.tag);
     victim->valid = victim->dirty = 0;
     return victim;
   }
@@ -445,12 +701,18 @@ struct L2Cache::Impl {
 
     Access& access = acquire_access();
     Transit& self = acquire_transit(Kind::Bypass, offset, end);
-    for (std::uint64_t line = offset / line_bytes; line <= (end - 1) / line_bytes; ++line) {
-      Frame* frame = find(line);
+    const std::uint64_t last = last_line(end);
+    for (Cursor c = cursor(first_line(offset)); c.line <= last; advance(c)) {
+      Frame* frame = find(c);
       if (!frame) continue;
       assert(frame->pending == 0);  // wait_for_conflicts waited for every fill of the line
       if (frame->dirty != 0) add_writeback(access, *frame, cls);
       *frame = Frame{};
+      const std::uint64_t way = index_of(*frame) - c.set * ways;
+      used[index_of(*frame)] = 0;
+      if (ways <= 64 && set_state[c.set].newest == way) set_state[c.set].newest = kNoWay;
+      retag(*frame, c.set, way, kNoLine, 0);
+      sync(c.set, *frame);
     }
     lock(self);
     for (Transit* transit : access.writebacks) lock(*transit);
@@ -482,42 +744,70 @@ struct L2Cache::Impl {
 
     // Plan: atomic from here to the lock registration.
     Access& access = acquire_access();
-    sc_core::sc_time bank_done = arrival;
-    for (std::uint64_t line = offset / line_bytes; line <= (end - 1) / line_bytes; ++line) {
-      const std::uint64_t start = line * line_bytes;
-      const std::uint64_t lo = std::max(offset, start) - start;
-      const std::uint64_t hi = std::min(end, start + line_bytes) - start;
-      const std::uint64_t touched = sector_range(static_cast<unsigned>(lo / sector_bytes),
-                                                 static_cast<unsigned>((hi - 1) / sector_bytes));
+    // Bank calendar arithmetic in time-resolution units (what sc_time computes in).
+    const sc_core::sc_time::value_type arrival_units = arrival.value();
+    sc_core::sc_time::value_type bank_done_units = arrival_units;
+    const std::uint64_t first = first_line(offset), last = last_line(end);
+    std::uint64_t bank_index = first % banks;
+    std::uint64_t hit_count = 0, miss_count = 0;  // sectors; added to the stats after the plan
+    std::uint64_t stamp = clock;
+    const bool fast_reads = !write && !data && ways <= 64 && exact_tags;
+    // Lines [whole_begin, whole_end) are touched whole.
+    const std::uint64_t whole_begin = (offset & (line_bytes - 1)) == 0 ? first : first + 1;
+    const std::uint64_t whole_end = (end & (line_bytes - 1)) == 0 ? last + 1 : last;
+    for (Cursor c = cursor(first); c.line <= last;
+         advance(c), bank_index = bank_index + 1 == banks ? 0 : bank_index + 1) {
+      if (fast_reads && c.line >= whole_begin && c.line < whole_end) {
+        plan_complete_hits(c, bank_index, whole_end, arrival_units, bank_done_units, stamp,
+                           hit_count);
+        if (c.line > last) break;
+      }
+      const std::uint64_t line = c.line;
+      const std::uint64_t start = line << line_shift;
+      const std::uint64_t lo = line == first ? offset - start : 0;
+      const std::uint64_t hi = line == last ? end - start : line_bytes;
+      const bool whole = lo == 0 && hi == line_bytes;
+      const std::uint64_t touched =
+          whole ? full_line
+                : sector_range(static_cast<unsigned>(lo >> sector_shift),
+                               static_cast<unsigned>((hi - 1) >> sector_shift));
+      const unsigned touched_count = whole ? sectors_per_line : popcount(touched);
       // The bank moves the bytes touched; the calendar orders reservations as they are made.
-      sc_core::sc_time& bank = bank_free[line % banks];
-      bank = std::max(bank, arrival) + bank_time(hi - lo);
-      bank_done = std::max(bank_done, bank);
+      sc_core::sc_time::value_type& bank = bank_free[bank_index];
+      bank = std::max(bank, arrival_units) + (whole ? line_units : bank_units(hi - lo));
+      bank_done_units = std::max(bank_done_units, bank);
 
-      Frame* frame = find(line);
-      if (!frame) frame = allocate(access, line, cls);
-      auto& hit_sectors = write ? stats.write_hit_sectors : stats.read_hit_sectors;
-      auto& miss_sectors = write ? stats.write_miss_sectors : stats.read_miss_sectors;
+      const std::uint64_t way = find_way(c);
+      if (way < ways && fast_reads && (set_state[c.set].complete >> way & 1) != 0) {
+        // A timing read of a line with every sector valid: all hits, nothing else changes.
+        touch(c.set, way, ++stamp);
+        hit_count += touched_count;
+        continue;
+      }
+      Frame* frame = way < ways ? &frames[c.set * ways + way] : nullptr;
+      const bool allocated = !frame;
+      if (allocated) frame = allocate(access, c, cls);
       if (!frame) {
         // Every way has a fill in flight (only with more callers than ways on one set):
         // serve these bytes from memory without allocating rather than wait for a way.
-        miss_sectors[cls] += popcount(touched);
+        miss_count += touched_count;
         stats.unallocated_bytes[cls] += hi - lo;
         add_read(access, Kind::Direct, start + lo, start + hi, write);
         continue;
       }
-      frame->used = ++clock;
+      touch(c.set, index_of(*frame) - c.set * ways, ++stamp);
       const std::uint64_t hits = touched & frame->valid;
-      hit_sectors[cls] += popcount(hits);
-      miss_sectors[cls] += popcount(touched & ~frame->valid);
+      const unsigned hit_sectors = hits == touched ? touched_count : popcount(hits);
+      hit_count += hit_sectors;
+      miss_count += touched_count - hit_sectors;
       std::uint64_t fetch;
       if (!write) {
         fetch = touched & ~frame->valid;
         if (data) copy_sectors(*frame, hits, lo, hi, data, offset, false);
       } else {
         // Write-allocate: sectors written whole need no fetch; a partial one is fetched first.
-        const std::uint64_t first_full = (lo + sector_bytes - 1) / sector_bytes;
-        const std::uint64_t end_full = hi / sector_bytes;
+        const std::uint64_t first_full = (lo + sector_bytes - 1) >> sector_shift;
+        const std::uint64_t end_full = hi >> sector_shift;
         const std::uint64_t full = end_full > first_full
                                        ? sector_range(static_cast<unsigned>(first_full),
                                                       static_cast<unsigned>(end_full - 1))
@@ -530,18 +820,23 @@ struct L2Cache::Impl {
       }
       if (fetch != 0) {
         frame->pending |= fetch;
-        for_each_run(fetch, [&](unsigned first, unsigned count) {
-          add_read(access, Kind::Fill, start + first * sector_bytes,
-                   start + (first + count) * sector_bytes, false);
+        for_each_run(fetch, [&](unsigned first_sector, unsigned count) {
+          add_read(access, Kind::Fill, start + (std::uint64_t{first_sector} << sector_shift),
+                   start + (std::uint64_t{first_sector + count} << sector_shift), false);
         });
       }
+      if (allocated || write || fetch != 0) sync(c.set, *frame);
     }
+    clock = stamp;
+    (write ? stats.write_hit_sectors : stats.read_hit_sectors)[cls] += hit_count;
+    (write ? stats.write_miss_sectors : stats.read_miss_sectors)[cls] += miss_count;
     for (Transit* transit : access.writebacks) lock(*transit);
     for (Transit* transit : access.reads) lock(*transit);
 
     // Memory: write-backs first, then fills and direct accesses in address order, issued once
     // the lookup is done (a miss costs the hit latency plus memory's).
-    const sc_core::sc_time lookup_done = bank_done + hit_latency;
+    const sc_core::sc_time lookup_done =
+        sc_core::sc_time::from_value(bank_done_units) + hit_latency;
     sc_core::sc_time cursor = std::max(lookup_done, ready);
     tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;
     write_back(access, extension, cursor, error);
@@ -566,20 +861,72 @@ struct L2Cache::Impl {
     payload.set_response_status(error);
   }
 
+  // Plans the timing reads of whole lines from `c` on, up to line `stop`, while they hit lines
+  // with every sector valid: the common case, kept tight (as the general path would: bank
+  // reservation, LRU stamp, hits). `c` and `bank_index` end at the first line left to the
+  // general path. Needs exact tags and ways <= 64.
+  void plan_complete_hits(Cursor& c, std::uint64_t& bank_index, std::uint64_t stop,
+                          sc_core::sc_time::value_type arrival_units,
+                          sc_core::sc_time::value_type& bank_done_units, std::uint64_t& stamp,
+                          std::uint64_t& hit_count) {
+    // Locals: the stores below would otherwise make the compiler reload every member.
+    const std::uint64_t n_sets = sets, n_ways = ways, n_banks = banks, stride = tag_stride;
+    const std::uint64_t mask = way_mask, per_line = sectors_per_line;
+    const sc_core::sc_time::value_type line_time = line_units;
+    const std::uint32_t* const tag_base = tags;
+    SetState* const states = set_state.data();
+    std::uint64_t* const stamps = used.data();
+    sc_core::sc_time::value_type* const calendar = bank_free.data();
+    std::uint64_t line = c.line, set = c.set, tag = c.tag, bank = bank_index;
+    std::uint64_t next = stamp, hits = hit_count;
+    sc_core::sc_time::value_type done = bank_done_units;
+    const std::uint32_t* row = tag_base + set * stride;
+    while (line < stop) {
+      const std::uint64_t matches =
+          row_matches(row, stride, static_cast<std::uint32_t>(tag)) & mask;
+      if (matches == 0) break;
+      const auto way = static_cast<std::uint64_t>(__builtin_ctzll(matches));
+      if ((states[set].complete >> way & 1) == 0) break;
+      calendar[bank] = std::max(calendar[bank], arrival_units) + line_time;
+      done = std::max(done, calendar[bank]);
+      ++next;
+      if (states[set].newest != way) {
+        stamps[set * n_ways + way] = next;
+        states[set].newest = way;
+      }
+      hits += per_line;
+      ++line;
+      row += stride;
+      if (++set == n_sets) {
+        set = 0;
+        ++tag;
+        row = tag_base;
+      }
+      if (++bank == n_banks) bank = 0;
+    }
+    c = {line, set, tag};
+    bank_index = bank;
+    bank_done_units = done;
+    stamp = next;
+    hit_count = hits;
+  }
+
   // A fill came back: its sectors become valid (or, on error, stay invalid) and the access that
   // issued it takes its bytes (read) or merges its partial sectors (write).
   void install(Transit& fill, bool ok, bool write, unsigned char* data, std::uint64_t offset,
                std::uint64_t end, int cls) {
     if (ok) stats.fill_bytes[cls] += fill.end - fill.begin;
-    for (std::uint64_t line = fill.begin / line_bytes; line <= (fill.end - 1) / line_bytes;
-         ++line) {
-      Frame* frame = find(line);
+    const std::uint64_t last = last_line(fill.end);
+    for (Cursor c = cursor(first_line(fill.begin)); c.line <= last; advance(c)) {
+      const std::uint64_t line = c.line;
+      Frame* frame = find(c);
       assert(frame && "a frame with a fill in flight is never replaced");
       const std::uint64_t mask = mask_of(line, fill.begin, fill.end);
       frame->pending &= ~mask;
+      if (ok) frame->valid |= mask;
+      sync(c.set, *frame);
       if (!ok) continue;
-      frame->valid |= mask;
-      const std::uint64_t start = line * line_bytes;
+      const std::uint64_t start = line << line_shift;
       if (functional) {
         copy_sectors(*frame, mask, 0, line_bytes, fill.buffer.data(), fill.begin, true);
       }
@@ -611,12 +958,15 @@ struct L2Cache::Impl {
     const std::uint64_t offset = address - base;
     const std::uint64_t end = std::min(offset + bytes, size);
     unsigned char* data = payload.get_data_ptr();
-    for (std::uint64_t line = offset / line_bytes; line <= (end - 1) / line_bytes; ++line) {
-      const std::uint64_t start = line * line_bytes;
+    const std::uint64_t last = last_line(end);
+    for (Cursor c = cursor(first_line(offset)); c.line <= last; advance(c)) {
+      const std::uint64_t line = c.line;
+      const std::uint64_t start = line << line_shift;
       const std::uint64_t lo = std::max(offset, start), hi = std::min(end, start + line_bytes);
       // Data on its way to memory is not in memory yet; a fill's staging copy must not bring
       // back what a debug write has just replaced.
-      for (const Lock& lock : locks[line % sets]) {
+      for (std::uint32_t n = lock_lists[c.set].head; n != kNil; n = lock_nodes[n].next) {
+        const Lock& lock = lock_nodes[n].lock;
         Transit& t = *lock.transit;
         if (lock.line != line || !(t.kind == Kind::Writeback || (write && t.kind == Kind::Fill))) {
           continue;
@@ -629,7 +979,7 @@ struct L2Cache::Impl {
           std::memcpy(data + (b - offset), t.buffer.data() + (b - t.begin), e - b);
         }
       }
-      if (Frame* frame = find(line); frame && frame->valid != 0) {
+      if (Frame* frame = find(c); frame && frame->valid != 0) {
         copy_sectors(*frame, frame->valid, lo - start, hi - start, data, offset, write);
       }
     }
@@ -644,19 +994,32 @@ struct L2Cache::Impl {
   L2Stats& stats;
   const std::uint64_t line_bytes;
   const std::uint64_t sector_bytes;
+  const unsigned line_shift;    // log2(line_bytes)
+  const unsigned sector_shift;  // log2(sector_bytes)
   const unsigned sectors_per_line;
   const std::uint64_t ways;
   const std::uint64_t sets;
   const std::uint64_t banks;
+  const std::uint64_t tag_stride;  // tag-array entries per set: ways rounded up to 4 or 16
+  const std::uint64_t way_mask;    // a bit per way (all 64 if more)
+  const bool exact_tags;           // a tag match is a hit without checking the frame's line
   std::uint64_t full_line = 0;
   double units_per_byte = 0;  // time-resolution units of bank time per byte
   sc_core::sc_time hit_latency;
+  sc_core::sc_time::value_type line_units = 0;  // bank time of a whole line
 
-  std::vector<Frame> frames;                // [set * ways + way]
-  std::unique_ptr<unsigned char[]> data;    // functional only, line_bytes per frame
-  std::vector<std::vector<Lock>> locks;     // per set
-  std::vector<sc_core::sc_time> bank_free;  // reservation calendar per bank
-  std::uint64_t clock = 0;                  // LRU stamps
+  std::vector<Frame> frames;               // [set * ways + way]
+  std::vector<std::uint64_t> used;         // [set * ways + way]: LRU stamp
+  std::vector<SetState> set_state;         // per set, when ways <= 64
+  std::vector<std::uint32_t> tag_storage;  // backs `tags`
+  std::uint32_t* tags = nullptr;           // [set * tag_stride + way]: line / sets, or kEmptyTag
+  std::unique_ptr<unsigned char[]> data;   // functional only, line_bytes per frame
+  std::vector<LockList> lock_lists;        // per set
+  std::vector<LockNode> lock_nodes;        // pool
+  std::uint32_t free_lock_node = kNil;     // free nodes, linked through `next`
+  std::vector<std::uint64_t> locked_sets;  // bit per set: its lock list is not empty
+  std::vector<sc_core::sc_time::value_type> bank_free;  // reservation calendar per bank (units)
+  std::uint64_t clock = 0;                              // LRU stamps
   std::vector<std::unique_ptr<Transit>> transits;
   std::vector<Transit*> free_transits;
   std::vector<std::unique_ptr<Access>> accesses;
