@@ -38,6 +38,7 @@ SystemConfig workload_system(const po::variables_map& options);
 
 int config_command(const std::vector<std::string>& args);
 int gemm_command(const std::vector<std::string>& args);
+int collective_command(const std::vector<std::string>& args);
 int bandwidth_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

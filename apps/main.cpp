@@ -18,6 +18,7 @@ const char* kUsage =
     "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
     "              figures (the default job)\n"
     "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"
+    "  collective  one ring collective on the group, with nccl-tests algbw/busbw (--op, --bytes)\n"
     "  config      print the effective configuration, or --table for every parameter\n"
     "\n"
     "`t3sim COMMAND --help` lists a command's options.\n";
@@ -30,6 +31,7 @@ int dispatch(const std::vector<std::string>& words) {
   if (command == "bandwidth") return bandwidth_command(args);
   if (command == "config") return config_command(args);
   if (command == "gemm") return gemm_command(args);
+  if (command == "collective") return collective_command(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return 0;

@@ -1,0 +1,119 @@
+// `t3sim collective` end to end: the binary runs a collective and writes its JSON document, and
+// the figures in it are checked against the nccl-tests definitions (algbw = bytes / time, busbw =
+// algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter) and against the first-principles
+// floor of a ring: every GPU sends factor x bytes over its link at the link's delivered rate.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#ifndef T3SIM_BINARY
+#error "T3SIM_BINARY (the t3sim executable) must be defined by the build"
+#endif
+#ifndef T3SIM_TEST_BINARY_DIR
+#error "T3SIM_TEST_BINARY_DIR (where the test writes its files) must be defined by the build"
+#endif
+
+namespace {
+
+// Runs `t3sim collective ARGS --json <binary dir>/NAME` and returns the document it wrote.
+nlohmann::json run_collective(const std::string& args, const std::string& name) {
+  const std::string json = std::string(T3SIM_TEST_BINARY_DIR) + "/" + name;
+  std::remove(json.c_str());
+  const std::string command = std::string("\"") + T3SIM_BINARY + "\" collective " + args +
+                              " --json \"" + json + "\" > \"" + json + ".log\" 2>&1";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::ifstream file(json);
+  REQUIRE(file);
+  return nlohmann::json::parse(file);
+}
+
+// The checks every collective document must pass; `factor` is busbw / algbw for its op.
+void check_figures(const nlohmann::json& doc, int n, std::uint64_t bytes, double factor) {
+  CHECK(doc.at("job") == "collective");
+  CHECK(doc.at("impl") == "ring-sm");
+  CHECK(doc.at("tp").get<int>() == n);
+  CHECK(doc.at("bytes").get<std::uint64_t>() == bytes);
+  CHECK(doc.at("config").at("gpus").get<int>() == n);
+  REQUIRE(doc.at("stats").is_object());
+
+  const double time_ns = doc.at("time_ns").get<double>();
+  const double algbw = doc.at("algbw_GBps").get<double>();
+  const double busbw = doc.at("busbw_GBps").get<double>();
+  INFO("time " << time_ns << " ns, algbw " << algbw << " GB/s, busbw " << busbw << " GB/s");
+  REQUIRE(time_ns > 0);
+  CHECK(time_ns <= doc.at("simulated_ns").get<double>());
+  // algbw = bytes / time (bytes per ns is GB/s), busbw = algbw x factor, to 1e-9 relative.
+  CHECK(algbw == Approx(static_cast<double>(bytes) / time_ns).epsilon(1e-9));
+  CHECK(busbw == Approx(algbw * factor).epsilon(1e-9));
+
+  // Floor: each GPU pushes factor x bytes through its outgoing link, and a link delivers at most
+  // bandwidth x payload / (payload + header).
+  const auto& link = doc.at("config").at("link");
+  const double payload = link.at("max_payload_bytes").get<double>();
+  const double header = link.at("header_bytes").get<double>();
+  const double delivered_GBps =
+      link.at("bandwidth_GBps").get<double>() * payload / (payload + header);
+  const double floor_ns = factor * static_cast<double>(bytes) / delivered_GBps;
+  INFO("link floor " << floor_ns << " ns at " << delivered_GBps << " GB/s");
+  CHECK(time_ns >= floor_ns);
+  CHECK(busbw <= delivered_GBps);  // the same floor, as nccl-tests' busbw
+
+  // The links carried at least the ring data: factor x bytes from each of the n GPUs, one link
+  // each on the t3-paper ring.
+  const auto ring_data = static_cast<std::uint64_t>(factor * static_cast<double>(bytes) * n + 0.5);
+  CHECK(doc.at("link_bytes").at("ring_data").get<std::uint64_t>() == ring_data);
+  std::uint64_t payload_bytes = 0;
+  for (const auto& l : doc.at("stats").at("links")) {
+    for (const auto& direction : l.at("directions")) {
+      payload_bytes += direction.at("payload_bytes").get<std::uint64_t>();
+    }
+  }
+  CHECK(doc.at("link_bytes").at("payload").get<std::uint64_t>() == payload_bytes);
+  CHECK(payload_bytes >= ring_data);
+}
+
+}  // namespace
+
+TEST_CASE("cli collective all-reduce TP 4: busbw = algbw x 2(n-1)/n, no faster than the links",
+          "[cli][collective]") {
+  const std::uint64_t bytes = 4194304;
+  const auto doc = run_collective("--op all-reduce --tp 4 --bytes 4194304", "collective.json");
+  CHECK(doc.at("op") == "all-reduce");
+  check_figures(doc, 4, bytes, 2.0 * 3 / 4);
+}
+
+TEST_CASE("cli collective reduce-scatter TP 4: busbw = algbw x (n-1)/n, no faster than the links",
+          "[cli][collective]") {
+  const std::uint64_t bytes = 1048576;
+  const auto doc = run_collective("--op reduce-scatter --tp 4 --bytes 1048576 --channels 8",
+                                  "collective_rs.json");
+  CHECK(doc.at("op") == "reduce-scatter");
+  CHECK(doc.at("channels").get<int>() == 8);
+  check_figures(doc, 4, bytes, 3.0 / 4);
+}
+
+TEST_CASE("cli collective --impl ring-dma-nmc is a usage error (exit 2) naming what exists",
+          "[cli][collective]") {
+  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/collective_dma_nmc.log";
+  const std::string command = std::string("\"") + T3SIM_BINARY +
+                              "\" collective --op all-reduce --impl ring-dma-nmc --tp 4 "
+                              "--bytes 4194304 > \"" +
+                              log + "\" 2>&1";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::ifstream file(log);
+  const std::string output((std::istreambuf_iterator<char>(file)),
+                           std::istreambuf_iterator<char>());
+  CHECK_THAT(output, Catch::Contains("--impl ring-dma-nmc: not available yet (only ring-sm)"));
+}
