@@ -82,6 +82,19 @@ std::string T3Extension::check(const tlm::tlm_generic_payload& payload) {
 }
 
 // A slot is-a payload, so free() finds its slot with a cast instead of a search.
+std::optional<PayloadError> memory_payload_error(const tlm::tlm_generic_payload& payload) {
+  if (std::string reason = T3Extension::check(payload); !reason.empty()) {
+    return PayloadError{tlm::TLM_COMMAND_ERROR_RESPONSE, std::move(reason)};
+  }
+  if (payload.get_byte_enable_ptr() != nullptr) {
+    return PayloadError{tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte enables are not supported"};
+  }
+  if (payload.get_streaming_width() != payload.get_data_length()) {
+    return PayloadError{tlm::TLM_BURST_ERROR_RESPONSE, "streaming width differs from data length"};
+  }
+  return std::nullopt;
+}
+
 struct PayloadPool::Slot : tlm::tlm_generic_payload {
   std::vector<unsigned char> data;
   explicit Slot(PayloadPool* pool) : tlm::tlm_generic_payload(pool) {

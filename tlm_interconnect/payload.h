@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,14 @@ class T3Extension : public tlm::tlm_extension<T3Extension> {
   // means consistent, otherwise the reason.
   static std::string check(const tlm::tlm_generic_payload& payload);
 };
+
+// Why a memory-like target (memory controller, L2) must refuse a payload before serving it:
+// command and op disagree, byte enables are set, or the streaming width is not the length.
+struct PayloadError {
+  tlm::tlm_response_status status;
+  std::string reason;
+};
+std::optional<PayloadError> memory_payload_error(const tlm::tlm_generic_payload& payload);
 
 // Pooled memory manager: payloads and their data buffers are reused, never freed mid-run.
 class PayloadPool : public tlm::tlm_mm_interface {

@@ -4,17 +4,10 @@
 #include <stdexcept>
 
 #include "models/gpu/mmio_map.h"
+#include "workloads/plan_util.h"
 
 namespace t3 {
 namespace {
-
-[[noreturn]] void bad(const std::string& what) {
-  throw std::invalid_argument(what);
-}
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 int mod(int value, int n) {
   const int m = value % n;
@@ -36,33 +29,34 @@ void check_fields(const std::string& where, int ranks, std::uint64_t bytes, Elem
                   int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,
                   std::uint32_t poll_ns) {
   if (ranks < 2 || ranks > static_cast<int>(dispatcher::kMaxRanks)) {
-    bad(where + "ranks = " + std::to_string(ranks) + " must be in [2, " +
-        std::to_string(dispatcher::kMaxRanks) + "]");
+    bad_plan(where + "ranks = " + std::to_string(ranks) + " must be in [2, " +
+             std::to_string(dispatcher::kMaxRanks) + "]");
   }
   if (channels < 1 || channels > static_cast<int>(dispatcher::kMaxChannels)) {
-    bad(where + "channels = " + std::to_string(channels) + " must be in [1, " +
-        std::to_string(dispatcher::kMaxChannels) + "]");
+    bad_plan(where + "channels = " + std::to_string(channels) + " must be in [1, " +
+             std::to_string(dispatcher::kMaxChannels) + "]");
   }
   if (element_name(element) == nullptr) {
-    bad(where + "unknown element code " + std::to_string(element) + " (0 fp32, 1 fp16, 2 bf16)");
+    bad_plan(where + "unknown element code " + std::to_string(element) +
+             " (0 fp32, 1 fp16, 2 bf16)");
   }
   const std::uint64_t divisor = static_cast<std::uint64_t>(ranks) * 4;
   if (bytes == 0 || bytes % divisor != 0) {
-    bad(where + "bytes = " + std::to_string(bytes) +
-        " must be a positive multiple of ranks x 4 = " + std::to_string(divisor));
+    bad_plan(where + "bytes = " + std::to_string(bytes) +
+             " must be a positive multiple of ranks x 4 = " + std::to_string(divisor));
   }
   const std::uint64_t chunk_elements =
       bytes / static_cast<std::uint64_t>(ranks) / bytes_of(element, 1);
   if (chunk_elements < static_cast<std::uint64_t>(channels)) {
-    bad(where + "a chunk of " + std::to_string(chunk_elements) + " elements is fewer than the " +
-        std::to_string(channels) + " channels");
+    bad_plan(where + "a chunk of " + std::to_string(chunk_elements) +
+             " elements is fewer than the " + std::to_string(channels) + " channels");
   }
   if (slice_bytes == 0 || slice_bytes % 4 != 0) {
-    bad(where + "slice_bytes = " + std::to_string(slice_bytes) +
-        " must be a positive multiple of 4");
+    bad_plan(where + "slice_bytes = " + std::to_string(slice_bytes) +
+             " must be a positive multiple of 4");
   }
-  if (fifo_depth == 0) bad(where + "fifo_depth must be at least 1");
-  if (poll_ns == 0) bad(where + "poll_ns must be at least 1");
+  if (fifo_depth == 0) bad_plan(where + "fifo_depth must be at least 1");
+  if (poll_ns == 0) bad_plan(where + "poll_ns must be at least 1");
 }
 
 }  // namespace
@@ -140,8 +134,8 @@ std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
   const std::uint64_t flag_bytes = flag_area_bytes(spec.channels);
   if (spec.flags == FlagPlacement::Mailbox &&
       flag_bytes > 4 * static_cast<std::uint64_t>(dispatcher::kMailboxWords)) {
-    bad("plan_collective: " + std::to_string(spec.channels) + " channels need " +
-        std::to_string(flag_bytes) + " bytes of flags, more than the mailbox holds");
+    bad_plan("plan_collective: " + std::to_string(spec.channels) + " channels need " +
+             std::to_string(flag_bytes) + " bytes of flags, more than the mailbox holds");
   }
   std::vector<CollectiveGpuLayout> plan;
   for (int g = 0; g < spec.ranks; ++g) {
@@ -172,12 +166,13 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
   check_fields(label + ": ", launch.ranks, launch.bytes, launch.element, launch.channels,
                launch.slice_bytes, launch.fifo_depth, launch.poll_ns);
   if (launch.rank < 0 || launch.rank >= launch.ranks) {
-    bad(label + ": rank = " + std::to_string(launch.rank) + " must be in [0, " +
-        std::to_string(launch.ranks) + ")");
+    bad_plan(label + ": rank = " + std::to_string(launch.rank) + " must be in [0, " +
+             std::to_string(launch.ranks) + ")");
   }
-  if (launch.sequence == 0) bad(label + ": sequence must be at least 1");
+  if (launch.sequence == 0) bad_plan(label + ": sequence must be at least 1");
   if (launch.op != CollectiveOp::ReduceScatter && launch.op != CollectiveOp::AllGather) {
-    bad(label + ": unknown collective op " + std::to_string(static_cast<std::uint32_t>(launch.op)));
+    bad_plan(label + ": unknown collective op " +
+             std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
 
   auto write = [&](std::uint64_t offset, std::uint32_t value, const std::string& what) {
@@ -227,12 +222,12 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
                              const CollectiveSpec& spec, int rank, CollectiveOp op,
                              std::uint32_t sequence) {
   if (static_cast<int>(plan.size()) != spec.ranks) {
-    bad("ring_launch: the plan has " + std::to_string(plan.size()) + " ranks, the spec " +
-        std::to_string(spec.ranks));
+    bad_plan("ring_launch: the plan has " + std::to_string(plan.size()) + " ranks, the spec " +
+             std::to_string(spec.ranks));
   }
   if (rank < 0 || rank >= spec.ranks) {
-    bad("ring_launch: rank " + std::to_string(rank) + " outside [0, " + std::to_string(spec.ranks) +
-        ")");
+    bad_plan("ring_launch: rank " + std::to_string(rank) + " outside [0, " +
+             std::to_string(spec.ranks) + ")");
   }
   const CollectiveGpuLayout& self = plan[static_cast<std::size_t>(rank)];
   const CollectiveGpuLayout& next = plan[static_cast<std::size_t>(next_rank(rank, spec.ranks))];

@@ -6,17 +6,10 @@
 #include <stdexcept>
 
 #include "models/sm/dispatcher_registers.h"
+#include "workloads/plan_util.h"
 
 namespace t3 {
 namespace {
-
-[[noreturn]] void bad(const std::string& what) {
-  throw std::invalid_argument(what);
-}
-
-std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
-  return (value + alignment - 1) / alignment * alignment;
-}
 
 const char* order_name(WgOrder order) {
   switch (order) {
@@ -32,8 +25,8 @@ const char* order_name(WgOrder order) {
 
 std::uint32_t reg32(const std::string& label, const char* name, std::int64_t value) {
   if (value < 1 || value > std::numeric_limits<std::uint32_t>::max()) {
-    bad(label + ": " + name + " = " + std::to_string(value) +
-        " must be in [1, 2^32 - 1] (a 32-bit register)");
+    bad_plan(label + ": " + name + " = " + std::to_string(value) +
+             " must be in [1, 2^32 - 1] (a 32-bit register)");
   }
   return static_cast<std::uint32_t>(value);
 }
@@ -63,7 +56,7 @@ const char* element_name(ElementCode code) {
 }
 
 std::uint64_t bytes_of(ElementCode code, std::int64_t elements) {
-  if (elements < 0) bad("bytes_of: negative element count " + std::to_string(elements));
+  if (elements < 0) bad_plan("bytes_of: negative element count " + std::to_string(elements));
   switch (code) {
     case kElementFp32:
       return 4 * static_cast<std::uint64_t>(elements);
@@ -71,7 +64,7 @@ std::uint64_t bytes_of(ElementCode code, std::int64_t elements) {
     case kElementBf16:
       return 2 * static_cast<std::uint64_t>(elements);
   }
-  bad("bytes_of: unknown element code " + std::to_string(code) + " (0 fp32, 1 fp16, 2 bf16)");
+  bad_plan("bytes_of: unknown element code " + std::to_string(code) + " (0 fp32, 1 fp16, 2 bf16)");
 }
 
 std::vector<OutputChunk> single_output(std::uint64_t c) {
@@ -91,28 +84,28 @@ void append_gemm(Program& program, const GemmLaunch& launch) {
   const char* in_name = element_name(launch.element);
   const char* out_name = element_name(launch.out_element);
   if (in_name == nullptr || out_name == nullptr) {
-    bad(label + ": unknown element code " +
-        std::to_string(in_name == nullptr ? launch.element : launch.out_element) +
-        " (0 fp32, 1 fp16, 2 bf16)");
+    bad_plan(label + ": unknown element code " +
+             std::to_string(in_name == nullptr ? launch.element : launch.out_element) +
+             " (0 fp32, 1 fp16, 2 bf16)");
   }
   const char* order = order_name(launch.order);
   if (order == nullptr) {
-    bad(label + ": unknown WG order " + std::to_string(static_cast<int>(launch.order)));
+    bad_plan(label + ": unknown WG order " + std::to_string(static_cast<int>(launch.order)));
   }
   const std::int64_t tile_rows = (s.m + launch.tiles.tile_m - 1) / launch.tiles.tile_m;
   const std::int64_t max_chunks = std::min<std::int64_t>(d::kMaxChunks, tile_rows);
   if (launch.chunks < 1 || launch.chunks > max_chunks) {
-    bad(label + ": chunks = " + std::to_string(launch.chunks) + " must be in [1, " +
-        std::to_string(max_chunks) + "] (at most " + std::to_string(d::kMaxChunks) +
-        " and at most the output's " + std::to_string(tile_rows) + " tile rows)");
+    bad_plan(label + ": chunks = " + std::to_string(launch.chunks) + " must be in [1, " +
+             std::to_string(max_chunks) + "] (at most " + std::to_string(d::kMaxChunks) +
+             " and at most the output's " + std::to_string(tile_rows) + " tile rows)");
   }
   if (launch.first_chunk < 0 || launch.first_chunk >= launch.chunks) {
-    bad(label + ": first_chunk = " + std::to_string(launch.first_chunk) + " must be in [0, " +
-        std::to_string(launch.chunks) + ")");
+    bad_plan(label + ": first_chunk = " + std::to_string(launch.first_chunk) + " must be in [0, " +
+             std::to_string(launch.chunks) + ")");
   }
   if (static_cast<std::int64_t>(launch.outputs.size()) != launch.chunks) {
-    bad(label + ": the output map has " + std::to_string(launch.outputs.size()) + " entries for " +
-        std::to_string(launch.chunks) + " chunks (one per chunk)");
+    bad_plan(label + ": the output map has " + std::to_string(launch.outputs.size()) +
+             " entries for " + std::to_string(launch.chunks) + " chunks (one per chunk)");
   }
 
   auto write = [&](std::uint64_t offset, std::uint32_t value, const std::string& what) {
@@ -165,11 +158,11 @@ Program gemm_program(const GemmLaunch& launch) {
 GemmBuffers plan_buffers(std::uint64_t hbm_base, const GemmShape& shape,
                          std::uint64_t element_bytes, std::uint64_t out_element_bytes) {
   if (shape.m < 1 || shape.n < 1 || shape.k < 1) {
-    bad("plan_buffers: GEMM sizes must be positive, got M = " + std::to_string(shape.m) +
-        ", N = " + std::to_string(shape.n) + ", K = " + std::to_string(shape.k));
+    bad_plan("plan_buffers: GEMM sizes must be positive, got M = " + std::to_string(shape.m) +
+             ", N = " + std::to_string(shape.n) + ", K = " + std::to_string(shape.k));
   }
   if (element_bytes == 0 || out_element_bytes == 0) {
-    bad("plan_buffers: element sizes must be positive");
+    bad_plan("plan_buffers: element sizes must be positive");
   }
   auto elements = [](std::int64_t rows, std::int64_t cols) {
     return static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols);

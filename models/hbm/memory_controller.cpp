@@ -120,16 +120,8 @@ struct MemoryController::Impl {
                  ")");
       return;
     }
-    if (const std::string reason = T3Extension::check(payload); !reason.empty()) {
-      reject(payload, tlm::TLM_COMMAND_ERROR_RESPONSE, reason + " at " + hex(address));
-      return;
-    }
-    if (payload.get_byte_enable_ptr() != nullptr) {
-      reject(payload, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte enables are not supported");
-      return;
-    }
-    if (payload.get_streaming_width() != length) {
-      reject(payload, tlm::TLM_BURST_ERROR_RESPONSE, "streaming width differs from data length");
+    if (const auto error = memory_payload_error(payload)) {
+      reject(payload, error->status, error->reason + " at " + hex(address));
       return;
     }
     const T3Extension extension = T3Extension::get(payload);

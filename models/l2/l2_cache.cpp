@@ -659,16 +659,8 @@ struct L2Cache::Impl {
                  " leaves the L2 window [" + hex(base) + ", " + hex(base + size) + ")");
       return;
     }
-    if (const std::string reason = T3Extension::check(payload); !reason.empty()) {
-      reject(payload, tlm::TLM_COMMAND_ERROR_RESPONSE, reason + " at " + hex(address));
-      return;
-    }
-    if (payload.get_byte_enable_ptr() != nullptr) {
-      reject(payload, tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte enables are not supported");
-      return;
-    }
-    if (payload.get_streaming_width() != length) {
-      reject(payload, tlm::TLM_BURST_ERROR_RESPONSE, "streaming width differs from data length");
+    if (const auto error = memory_payload_error(payload)) {
+      reject(payload, error->status, error->reason + " at " + hex(address));
       return;
     }
     if (functional && length > 0 && payload.get_data_ptr() == nullptr) {
