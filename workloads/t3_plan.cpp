@@ -1,5 +1,6 @@
 #include "workloads/t3_plan.h"
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -43,20 +44,31 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
   const int n = static_cast<int>(config.gpus);
   const GemmConfig& tiles = config.gemm;
   require(n >= 2, "needs at least 2 GPUs, has " + std::to_string(n));
-  require(shape.m % tiles.tile_m == 0 && shape.n % tiles.tile_n == 0,
-          "M and N must be multiples of the tile (" + std::to_string(tiles.tile_m) + " x " +
-              std::to_string(tiles.tile_n) + "), so every tile carries the same bytes");
+  require(shape.m % tiles.tile_m == 0,
+          "M (" + std::to_string(shape.m) + ") must be a multiple of the tile height (" +
+              std::to_string(tiles.tile_m) + "), so the chunks are equal bands of whole tile rows");
   const std::int64_t tile_rows = shape.m / tiles.tile_m;
   require(tile_rows % n == 0, std::to_string(tile_rows) + " tile rows do not split into " +
-                                  std::to_string(n) + " equal chunks");
+                                  std::to_string(n) +
+                                  " equal chunks (the all-gather that follows needs them equal)");
   require(n <= tracker::kRegions && n <= dispatcher::kMaxChunks, "too many GPUs for the chunks");
 
   T3GemmRsPlan plan;
   plan.gemm = plan_group_gemm(config, shape, element, out_element);
-  const std::int64_t grid_cols = shape.n / tiles.tile_n;
-  plan.tiles_per_chunk = tile_rows / n * grid_cols;
+  // A ragged N leaves a last tile column of narrower tiles: the tracker counts those at
+  // EDGE_THRESHOLD (tracker.h, tile geometry).
+  const TiledLayout layout(shape.m, shape.n, tiles.tile_m, tiles.tile_n);
+  const std::int64_t grid_cols = layout.grid_cols();
+  const std::int64_t band_rows = tile_rows / n;
+  plan.tiles_per_chunk = band_rows * grid_cols;
+  plan.chunk_bytes = bytes_of(out_element, band_rows * tiles.tile_m * shape.n);
   const std::uint64_t tile_bytes = bytes_of(out_element, tiles.tile_m * tiles.tile_n);
-  plan.chunk_bytes = tile_bytes * static_cast<std::uint64_t>(plan.tiles_per_chunk);
+  const std::uint64_t edge_bytes =
+      bytes_of(out_element, tiles.tile_m * layout.tile_width(grid_cols - 1));
+  const bool ragged = shape.n % tiles.tile_n != 0;
+  require(2 * tile_bytes <= UINT32_MAX && grid_cols <= UINT32_MAX,
+          "a tile of " + std::to_string(tile_bytes) + " bytes or " + std::to_string(grid_cols) +
+              " tile columns do not fit the tracker's 32-bit registers");
   const std::uint32_t flags = dispatcher::kUncached | dispatcher::kTagged;
 
   for (int g = 0; g < n; ++g) {
@@ -87,6 +99,12 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
       write64(setup, reg(tracker::kSizeLow), plan.chunk_bytes, note + " size");
       write(setup, reg(tracker::kThreshold), static_cast<std::uint32_t>(2 * tile_bytes),
             note + " threshold: local + incoming update");
+      if (ragged) {
+        write(setup, reg(tracker::kGridCols), static_cast<std::uint32_t>(grid_cols),
+              note + " tile columns");
+        write(setup, reg(tracker::kEdgeThreshold), static_cast<std::uint32_t>(2 * edge_bytes),
+              note + " last-column threshold: local + incoming update");
+      }
       write64(setup, reg(tracker::kDmaDstLow), owned ? 0 : remote[static_cast<std::size_t>(p)].base,
               note + " destination");
       write(setup, reg(tracker::kDmaOp), owned ? tracker::kOpNone : tracker::kOpUpdate,

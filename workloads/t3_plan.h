@@ -14,7 +14,9 @@
 //   - stage n, position (g + 1): GPU g's fully reduced chunk; it stays local.
 // So GPU g ends owning chunk (g + 1) mod n, the same owner the ring all-gather
 // (collective_program.h, owner_chunk) starts from. Every output store is an uncached update
-// tagged with its tile id, into an output buffer that starts zeroed.
+// tagged with its tile id, into an output buffer that starts zeroed. Each tracker region counts
+// 2 x tile bytes per tag (local + incoming update); with a ragged N the last tile column's
+// narrower tiles count 2 x their own bytes.
 #pragma once
 
 #include <cstdint>
@@ -33,13 +35,17 @@ std::int64_t t3_owned_chunk(int gpu, int gpus);  // fully reduced there at the e
 struct T3GemmRsPlan {
   GroupGemmPlan gemm;  // buffers and launches, with T3's output map
   std::vector<std::vector<HostCommand>> tracker_setup;  // per GPU, before the launch
+  // Each chunk is a band of tile rows: tiles = band tile rows x tile columns; bytes = band tile
+  // rows x tile_m x N x element bytes (edge tiles are unpadded).
   std::int64_t tiles_per_chunk = 0;
   std::uint64_t chunk_bytes = 0;
   std::vector<Program> programs() const;  // setup, GEMM, then wait for the owned chunk
 };
 
-// Throws std::invalid_argument if the output does not split into equal chunks of whole,
-// equal tiles (the tracker counts a fixed number of bytes per tile).
+// Throws std::invalid_argument if the output does not split into equal chunks of whole tile rows
+// (M a multiple of tile_m, tile rows divisible by the GPU count): the all-gather that follows
+// uses equal chunks. N need not be a multiple of tile_n: the narrower tiles of the last column
+// are counted at their own threshold (the tracker's GRID_COLS and EDGE_THRESHOLD).
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
                              ElementCode element = kElementFp16,
                              ElementCode out_element = kElementFp16);

@@ -49,7 +49,7 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
   ro(kRefused, "REFUSED", "admissions refused because the table was full (back-pressure)",
      [this] { return saturate(stats_.refused); });
   ro(kOvercount, "OVERCOUNT",
-     "conservation errors: bytes for a tag that already fired, or a count past THRESHOLD",
+     "conservation errors: bytes for a tag that already fired, or a count past its threshold",
      [this] { return saturate(stats_.overcount); });
 
   for (int r = 0; r < kRegions; ++r) {
@@ -72,15 +72,22 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
     };
     rw64(kBaseLow, "BASE", "base (global address)", g.base);
     rw64(kSizeLow, "SIZE", "size in bytes", g.size);
-    rw(kThreshold, "THRESHOLD", "bytes per tag that complete a tile (e.g. 2 x tile bytes)",
-       g.threshold);
+    rw(kThreshold, "THRESHOLD",
+       "bytes per tag that complete a tile (e.g. 2 x tile bytes); see EDGE_THRESHOLD", g.threshold);
     rw64(kDmaDstLow, "DMA_DST", "destination base of fired tiles", g.dst);
     rw(kDmaOp, "DMA_OP", "on fire: 0 none (count only), 1 store, 2 update", g.op);
     rw(kElement, "ELEMENT", "element type of the DMA: 0 fp32, 1 fp16, 2 bf16", g.element);
     add_register(
         region_register(r, kControl), reg + "CONTROL",
-        what + "bit 0 enable (refused, reads 0, if SIZE/THRESHOLD is 0 or DMA_OP/ELEMENT invalid)",
+        what +
+            "bit 0 enable (refused, reads 0, if SIZE/THRESHOLD is 0, DMA_OP/ELEMENT "
+            "invalid, or GRID_COLS set with EDGE_THRESHOLD 0)",
         [&g] { return g.control; }, [this, r](std::uint32_t v) { control(r, v); });
+    rw(kGridCols, "GRID_COLS",
+       "tile columns of the tag numbering; 0: every tag completes at THRESHOLD", g.grid_cols);
+    rw(kEdgeThreshold, "EDGE_THRESHOLD",
+       "bytes per tag that complete a tile of the last column (tag % GRID_COLS == GRID_COLS - 1)",
+       g.edge_threshold);
   }
 }
 
@@ -89,7 +96,7 @@ void Tracker::control(int region, std::uint32_t value) {
   const bool was_enabled = (g.control & kEnable) != 0;
   bool enable = (value & kEnable) != 0;
   if (enable && (g.size == 0 || g.threshold == 0 || g.op > kOpUpdate || g.element > 2 ||
-                 g.base + g.size < g.base)) {
+                 (g.grid_cols != 0 && g.edge_threshold == 0) || g.base + g.size < g.base)) {
     enable = false;  // an invalid region is never enabled
   }
   g.control = enable ? std::uint32_t{kEnable} : 0u;
@@ -192,7 +199,7 @@ void Tracker::applied(const AppliedAccess& access) {
   stats_.counted_bytes += access.bytes;
   e.low = std::min(e.low, access.address);
   e.high_end = std::max(e.high_end, access.address + access.bytes);
-  if (e.count >= g.threshold) fire(i);
+  if (e.count >= g.threshold_of(access.tag)) fire(i);
 }
 
 void Tracker::fire(int i) {
@@ -202,11 +209,11 @@ void Tracker::fire(int i) {
       sc_core::sc_time_stamp(), e.tag,   e.region, e.low,      g.dst + (e.low - g.base),
       e.high_end - e.low,       e.count, g.op,     e.allocated};
   fires_.push_back(record);
-  if (e.count > g.threshold) {
+  if (e.count > g.threshold_of(e.tag)) {
     ++stats_.overcount;
     error(prefix_ + "tag " + std::to_string(e.tag) + " in region " + std::to_string(e.region) +
           " counted " + std::to_string(e.count) + " bytes, past its threshold of " +
-          std::to_string(g.threshold));
+          std::to_string(g.threshold_of(e.tag)));
   }
   if (g.op != kOpNone) {
     if (dma.size() == 0) {
@@ -253,6 +260,8 @@ nlohmann::json Tracker::report() const {
     regions[std::to_string(r)] = {{"base", g.base},
                                   {"size", g.size},
                                   {"threshold", g.threshold},
+                                  {"grid_cols", g.grid_cols},
+                                  {"edge_threshold", g.edge_threshold},
                                   {"op", g.op},
                                   {"enabled", (g.control & kEnable) != 0},
                                   {"fired", fired}};

@@ -7,24 +7,32 @@
 //   THRESHOLD (bytes per tag that complete a tile, e.g. 2 x tile bytes = one local update plus one
 //   incoming update), DMA_DST (destination base for the region's fired tiles), DMA_OP (0 none:
 //   only count and mark complete, 1 store, 2 update), ELEMENT (0 fp32, 1 fp16, 2 bf16), CONTROL
-//   (bit 0 enable)}. Program a region while it is disabled, then write CONTROL = 1. An enable with
-//   SIZE 0, THRESHOLD 0, DMA_OP > 2, ELEMENT > 2 or a region that wraps past 2^64 is refused:
-//   CONTROL reads back 0. Overlapping regions: the lowest-numbered enabled region wins.
+//   (bit 0 enable), GRID_COLS, EDGE_THRESHOLD}. Program a region while it is disabled, then write
+//   CONTROL = 1. An enable with SIZE 0, THRESHOLD 0, DMA_OP > 2, ELEMENT > 2, GRID_COLS != 0 with
+//   EDGE_THRESHOLD 0 or a region that wraps past 2^64 is refused: CONTROL reads back 0.
+//   Overlapping regions: the lowest-numbered enabled region wins.
+// - Tile geometry: an output whose width is not a multiple of the tile width has a last tile
+//   column of narrower tiles (the layout has no padding), so those tiles carry fewer bytes. With
+//   GRID_COLS != 0 (the tile columns of the tag numbering, tag = tile_row * GRID_COLS + tile_col)
+//   a tag with tag % GRID_COLS == GRID_COLS - 1 completes at EDGE_THRESHOLD bytes, every other
+//   tag at THRESHOLD; GRID_COLS 0 (the reset value) uses THRESHOLD for every tag. A ragged last
+//   tile row is contiguous in the layout, so it can take a region of its own with its sizes.
 // - Per-tag ENTRIES (config.entries of them) are allocated dynamically: the first tagged write or
 //   update that falls in an enabled region allocates an entry for (region, tag). Each applied part
 //   adds its bytes, and the entry keeps the lowest address and highest end it saw (tiles are
-//   contiguous in our layout). When the count reaches THRESHOLD the entry FIRES: with DMA_OP != 0
-//   it triggers the DMA engine with DmaRequest{source = lowest, destination = DMA_DST + (lowest -
-//   BASE), bytes = highest end - lowest, op, element, tag (the same tag, so the next GPU's tracker
-//   counts it), descriptor = region index}; REGION_DONE[r] and FIRED count it; the entry is freed.
+//   contiguous in our layout). When the count reaches the tag's threshold the entry FIRES: with
+//   DMA_OP != 0 it triggers the DMA engine with DmaRequest{source = lowest, destination = DMA_DST +
+//   (lowest - BASE), bytes = highest end - lowest, op, element, tag (the same tag, so the next
+//   GPU's tracker counts it), descriptor = region index}; REGION_DONE[r] and FIRED count it; the
+//   entry is freed.
 // - Errors (counted, recorded in errors(), reported with SC_REPORT_INFO; the data itself is still
 //   applied by memory):
 //   * ERRORS: a tagged write/update that is not wholly inside an enabled region ("gpuN tracker: tag
 //     T at address 0x... is not in any programmed region").
 //   * OVERCOUNT: conservation. Each contribution must be applied exactly once, so bytes for a tag
-//     that already fired in its region, or a count that jumps past THRESHOLD, is an error.
-//     Fired tags are remembered per region until RESET or until the region is disabled and
-//     enabled again (a new round of tiles).
+//     that already fired in its region, or a count that jumps past the tag's threshold, is an
+//     error. Fired tags are remembered per region until RESET or until the region is disabled
+//     and enabled again (a new round of tiles).
 // - Back-pressure: the memory controller asks admit() just before applying a tagged access. It is
 //   true if the access is in no enabled region (it is reported as an error when applied), if its
 //   (region, tag) already has an entry, or if a free entry exists (which is then reserved for it);
@@ -46,12 +54,11 @@
 #include <systemc>
 
 #include "config/system_config.h"
-#include "tlm_interconnect/memory_events.h"
 #include "models/tracker/tracker_registers.h"
+#include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/register_block.h"
 
 namespace t3 {
-
 
 // One fired tile, for tests and traces.
 struct TrackerFire {
@@ -61,7 +68,7 @@ struct TrackerFire {
   std::uint64_t source;       // lowest address seen for the tag
   std::uint64_t destination;  // DMA destination (DMA_DST + source - BASE)
   std::uint64_t bytes;        // highest end - lowest address
-  std::uint64_t counted;      // bytes counted for the tag (== THRESHOLD unless overcounted)
+  std::uint64_t counted;      // bytes counted for the tag (== its threshold unless overcounted)
   std::uint32_t op;           // tracker::DmaOp
   sc_core::sc_time first;     // when the entry was allocated
 };
@@ -105,6 +112,11 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   struct Region {
     std::uint64_t base = 0, size = 0, dst = 0;
     std::uint32_t threshold = 0, op = tracker::kOpNone, element = 0, control = 0;
+    std::uint32_t grid_cols = 0, edge_threshold = 0;  // edge tiles: see the header comment
+    // Bytes that complete `tag`: EDGE_THRESHOLD in the last tile column, else THRESHOLD.
+    std::uint32_t threshold_of(std::uint32_t tag) const {
+      return grid_cols != 0 && tag % grid_cols == grid_cols - 1 ? edge_threshold : threshold;
+    }
     std::unordered_set<std::uint32_t> fired_tags;  // conservation: a tag fires once per region
   };
   struct Entry {

@@ -25,17 +25,19 @@ inline constexpr std::uint64_t kRegionDone = 0x100;
 // Region r at kRegionBase + r * kRegionStride (the block spans 0x1000 bytes).
 inline constexpr std::uint64_t kRegionBase = 0x400;
 inline constexpr std::uint64_t kRegionStride = 0x30;
-inline constexpr std::uint64_t kBaseLow = 0x00;       // RW: region base (global), bits 31:0
-inline constexpr std::uint64_t kBaseHigh = 0x04;      // RW: bits 63:32
-inline constexpr std::uint64_t kSizeLow = 0x08;       // RW: region size in bytes, bits 31:0
-inline constexpr std::uint64_t kSizeHigh = 0x0c;      // RW: bits 63:32
-inline constexpr std::uint64_t kThreshold = 0x10;     // RW: bytes per tag that complete a tile
-inline constexpr std::uint64_t kDmaDstLow = 0x14;     // RW: destination base, bits 31:0
-inline constexpr std::uint64_t kDmaDstHigh = 0x18;    // RW: bits 63:32
-inline constexpr std::uint64_t kDmaOp = 0x1c;         // RW: DmaOp
-inline constexpr std::uint64_t kElement = 0x20;       // RW: 0 fp32, 1 fp16, 2 bf16
-inline constexpr std::uint64_t kControl = 0x24;       // RW: bit 0 enable (refused if invalid)
-inline constexpr std::uint64_t kBlockBytes = 0x1000;  // MMIO span of the register block
+inline constexpr std::uint64_t kBaseLow = 0x00;        // RW: region base (global), bits 31:0
+inline constexpr std::uint64_t kBaseHigh = 0x04;       // RW: bits 63:32
+inline constexpr std::uint64_t kSizeLow = 0x08;        // RW: region size in bytes, bits 31:0
+inline constexpr std::uint64_t kSizeHigh = 0x0c;       // RW: bits 63:32
+inline constexpr std::uint64_t kThreshold = 0x10;      // RW: bytes per tag that complete a tile
+inline constexpr std::uint64_t kDmaDstLow = 0x14;      // RW: destination base, bits 31:0
+inline constexpr std::uint64_t kDmaDstHigh = 0x18;     // RW: bits 63:32
+inline constexpr std::uint64_t kDmaOp = 0x1c;          // RW: DmaOp
+inline constexpr std::uint64_t kElement = 0x20;        // RW: 0 fp32, 1 fp16, 2 bf16
+inline constexpr std::uint64_t kControl = 0x24;        // RW: bit 0 enable (refused if invalid)
+inline constexpr std::uint64_t kGridCols = 0x28;       // RW: tile columns of the tag numbering
+inline constexpr std::uint64_t kEdgeThreshold = 0x2c;  // RW: THRESHOLD of the last tile column
+inline constexpr std::uint64_t kBlockBytes = 0x1000;   // MMIO span of the register block
 
 enum DmaOp : std::uint32_t { kOpNone = 0, kOpStore = 1, kOpUpdate = 2 };
 enum Control : std::uint32_t { kEnable = 1u << 0 };

@@ -3,12 +3,21 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 #include <random>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "config/config_io.h"
+#include "models/gpu/mmio_map.h"
 #include "models/system/simulation.h"
+#include "models/tracker/tracker_registers.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/reference_gemm.h"
+#include "workloads/gemm_plan.h"
+#include "workloads/model_zoo.h"
+#include "workloads/sublayer.h"
 #include "workloads/t3_plan.h"
 
 using namespace t3;
@@ -37,10 +46,16 @@ void accumulate(Bytes& sum, const Bytes& band) {
   }
 }
 
-void check_fused_reduce_scatter(int gpus) {
+// Runs T3's fused GEMM-RS of `shape` on `gpus` GPUs of small_system (tiles 32 x 16 x 8) and checks
+// every owned chunk against the reference sums, the tracker's fires and the DMA transfers.
+void check_fused_reduce_scatter(int gpus, const GemmShape& shape) {
   const SystemConfig config = small_system(gpus);
-  const GemmShape shape{64 * gpus, 32, 24};  // 2 tile rows per chunk, 2 tile columns
   const T3GemmRsPlan plan = plan_t3_gemm_rs(config, shape, kElementFp32, kElementFp32);
+  const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
+  const std::int64_t band_rows = layout.grid_rows() / gpus;
+  REQUIRE(plan.tiles_per_chunk == band_rows * layout.grid_cols());
+  const std::int64_t tile_m = config.gemm.tile_m;
+  REQUIRE(plan.chunk_bytes == static_cast<std::uint64_t>(4 * band_rows * tile_m * shape.n));
   TpGroup group("group", config);
   group.load(plan.programs());
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -80,25 +95,45 @@ void check_fused_reduce_scatter(int gpus) {
     CHECK(tracker.stats().fired == static_cast<std::uint64_t>((gpus - 1) * plan.tiles_per_chunk));
     CHECK(tracker.stats().errors == 0);
     CHECK(tracker.stats().overcount == 0);
+    CHECK(tracker.pending() == 0);
+    // Each fire counted exactly the local and the incoming update of its tile, whose width is
+    // the edge width in the last tile column.
+    for (const TrackerFire& fire : tracker.fires()) {
+      const std::int64_t width = layout.tile_width(fire.tag % layout.grid_cols());
+      INFO("tag " << fire.tag);
+      CHECK(fire.bytes == static_cast<std::uint64_t>(4 * tile_m * width));
+      CHECK(fire.counted == 2 * fire.bytes);
+    }
     const auto& transfers = group.gpu(g).dma.transfers();
     CHECK(transfers.size() == static_cast<std::size_t>((gpus - 2) * plan.tiles_per_chunk));
     const int next = t3_next_gpu(g, gpus);
     for (const auto& transfer : transfers) {
       CHECK(group.address_map().decode(transfer.destination)->gpu == next);
+      const std::int64_t width = layout.tile_width(transfer.tag % layout.grid_cols());
+      CHECK(transfer.bytes == static_cast<std::uint64_t>(4 * tile_m * width));
     }
   }
 }
 
 }  // namespace
 
+// 2 tile rows per chunk, 2 tile columns.
 TEST_CASE("T3 fused GEMM-RS reduces exactly on 2 GPUs") {
-  check_fused_reduce_scatter(2);
+  check_fused_reduce_scatter(2, {128, 32, 24});
 }
 TEST_CASE("T3 fused GEMM-RS reduces exactly on 4 GPUs") {
-  check_fused_reduce_scatter(4);
+  check_fused_reduce_scatter(4, {256, 32, 24});
 }
 TEST_CASE("T3 fused GEMM-RS reduces exactly on 8 GPUs") {
-  check_fused_reduce_scatter(8);
+  check_fused_reduce_scatter(8, {512, 32, 24});
+}
+// N = 40 is not a multiple of tile_n = 16: the last tile column is 8 wide (T-NLG's H = 4256 with
+// 128-wide tiles is the same case), so its tiles complete at the tracker's EDGE_THRESHOLD.
+TEST_CASE("T3 fused GEMM-RS reduces exactly on 2 GPUs with ragged edge tiles") {
+  check_fused_reduce_scatter(2, {128, 40, 24});
+}
+TEST_CASE("T3 fused GEMM-RS reduces exactly on 4 GPUs with ragged edge tiles") {
+  check_fused_reduce_scatter(4, {256, 40, 24});
 }
 
 TEST_CASE("T3 chunks travel the paper's ring GPU0 to GPU3 to GPU2 to GPU1") {
@@ -125,9 +160,54 @@ TEST_CASE("T3 chunks travel the paper's ring GPU0 to GPU3 to GPU2 to GPU1") {
   }
 }
 
-TEST_CASE("T3 plan rejects outputs that do not split into equal tiles and chunks") {
+TEST_CASE("T3 plan rejects ragged M and unequal chunks but accepts a ragged N") {
   const SystemConfig config = small_system(4);
   CHECK_THROWS_WITH(plan_t3_gemm_rs(config, {250, 32, 24}),
-                    Catch::Contains("multiples of the tile"));
+                    Catch::Contains("M (250) must be a multiple of the tile height (32)"));
   CHECK_THROWS_WITH(plan_t3_gemm_rs(config, {96, 32, 24}), Catch::Contains("equal chunks"));
+  // A ragged N programs each region's tile geometry: 3 tile columns, the last 8 wide.
+  const T3GemmRsPlan plan = plan_t3_gemm_rs(config, {256, 40, 24});
+  const std::uint64_t tracker_block = mmio_block(config, 0, mmio_map::kTracker);
+  std::map<std::uint64_t, std::uint32_t> written;
+  for (const HostCommand& command : plan.tracker_setup[0]) written[command.address] = command.value;
+  const int region = static_cast<int>(t3_owned_chunk(0, 4));
+  const auto reg = [&](std::uint64_t r) {
+    return written.at(tracker_block + tracker::region_register(region, r));
+  };
+  CHECK(reg(tracker::kThreshold) == 2 * 32 * 16 * 2);  // fp16 by default
+  CHECK(reg(tracker::kGridCols) == 3);
+  CHECK(reg(tracker::kEdgeThreshold) == 2 * 32 * 8 * 2);
+  CHECK(plan.tiles_per_chunk == 2 * 3);
+  CHECK(plan.chunk_bytes == 2 * 32 * 40 * 2);
+}
+
+TEST_CASE("T3 plans every paper model at each of its TP degrees and every sublayer") {
+  const std::vector<std::pair<std::string, std::vector<int>>> cases = {{"mega-gpt-2", {8, 16}},
+                                                                       {"t-nlg", {8, 16}},
+                                                                       {"gpt-3", {32}},
+                                                                       {"palm", {32}},
+                                                                       {"mt-nlg", {32}}};
+  int planned = 0;
+  for (const auto& [name, tps] : cases) {
+    const ModelSpec spec = model(name);
+    CHECK(spec.paper_tp == tps);  // the zoo agrees with the paper's TP degrees
+    for (const int tp : tps) {
+      SystemConfig config = load_system("t3-paper");
+      apply_override(config, "gpus=" + std::to_string(tp));
+      validate(config);
+      for (const Sublayer sublayer : all_sublayers()) {
+        const GemmShape shape = sublayer_gemm(spec, sublayer, tp, config.workload.tokens);
+        INFO(name << " " << to_string(sublayer) << " tp " << tp << ": " << shape.m << " x "
+                  << shape.n << " x " << shape.k);
+        T3GemmRsPlan plan;
+        REQUIRE_NOTHROW(plan = plan_t3_gemm_rs(config, shape));
+        const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
+        CHECK(plan.tiles_per_chunk * tp == layout.grid_rows() * layout.grid_cols());
+        CHECK(plan.chunk_bytes * static_cast<std::uint64_t>(tp) ==
+              bytes_of(kElementFp16, layout.elements()));
+        ++planned;
+      }
+    }
+  }
+  CHECK(planned == 7 * 4);
 }

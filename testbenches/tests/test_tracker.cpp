@@ -222,12 +222,16 @@ struct Node : sc_core::sc_module {
     return dma_reg(dma::descriptor_register(d, offset));
   }
 
-  // Host-side programming of tracker region r; checks that the enable took.
+  // Host-side programming of tracker region r; checks that the enable took. GRID_COLS 0: every
+  // tag completes at `threshold`.
   void program_region(int r, std::uint64_t base, std::uint64_t size, std::uint32_t threshold,
-                      std::uint64_t destination, std::uint32_t op, std::uint32_t element = 0) {
+                      std::uint64_t destination, std::uint32_t op, std::uint32_t element = 0,
+                      std::uint32_t grid_cols = 0, std::uint32_t edge_threshold = 0) {
     host.write64(region_reg(r, tracker::kBaseLow), base);
     host.write64(region_reg(r, tracker::kSizeLow), size);
     host.write32(region_reg(r, tracker::kThreshold), threshold);
+    host.write32(region_reg(r, tracker::kGridCols), grid_cols);
+    host.write32(region_reg(r, tracker::kEdgeThreshold), edge_threshold);
     host.write64(region_reg(r, tracker::kDmaDstLow), destination);
     host.write32(region_reg(r, tracker::kDmaOp), op);
     host.write32(region_reg(r, tracker::kElement), element);
@@ -316,10 +320,11 @@ std::map<std::uint64_t, RegisterInfo> documented_tracker_map() {
   add(0x01c, "REFUSED", false);
   add(0x020, "OVERCOUNT", false);
   for (int r = 0; r < 64; ++r) add(0x100 + 4 * r, "REGION_DONE_" + std::to_string(r), false);
-  const char* fields[] = {"BASE_LO",    "BASE_HI",    "SIZE_LO", "SIZE_HI", "THRESHOLD",
-                          "DMA_DST_LO", "DMA_DST_HI", "DMA_OP",  "ELEMENT", "CONTROL"};
+  const char* fields[] = {"BASE_LO",   "BASE_HI",    "SIZE_LO",    "SIZE_HI",
+                          "THRESHOLD", "DMA_DST_LO", "DMA_DST_HI", "DMA_OP",
+                          "ELEMENT",   "CONTROL",    "GRID_COLS",  "EDGE_THRESHOLD"};
   for (int r = 0; r < 64; ++r) {
-    for (int f = 0; f < 10; ++f) {
+    for (int f = 0; f < 12; ++f) {
       add(0x400 + 0x30 * r + 4 * f, "REGION" + std::to_string(r) + "_" + fields[f], true);
     }
   }
@@ -416,6 +421,8 @@ TEST_CASE("tracker and DMA registers read and write through MMIO as documented",
     CHECK(h.read32(g.dma_reg(0x020)) == 3);          // IN_FLIGHT
     CHECK(h.read32(g.desc_reg(5, 0x20)) == kNoTag);  // TAG resets to untracked
     CHECK(h.read32(g.dma_reg(0x000)) == 0);          // STATUS idle
+    CHECK(h.read32(g.region_reg(7, 0x28)) == 0);     // GRID_COLS: every tag at THRESHOLD
+    CHECK(h.read32(g.region_reg(7, 0x2c)) == 0);     // EDGE_THRESHOLD
     exercise_registers(h, g.mmio_base + kTrackerOffset, g.tracker.register_map());
     exercise_registers(h, g.mmio_base + kDmaOffset, g.dma.register_map());
 
@@ -444,6 +451,18 @@ TEST_CASE("tracker and DMA registers read and write through MMIO as documented",
     h.write32(g.region_reg(1, 0x24), 1);
     CHECK(h.read32(g.region_reg(1, 0x24)) == 0);
     h.write32(g.region_reg(1, 0x1c), 0);
+    h.write32(g.region_reg(1, 0x28), 5);  // GRID_COLS set, EDGE_THRESHOLD 0: refused
+    h.write32(g.region_reg(1, 0x2c), 0);
+    h.write32(g.region_reg(1, 0x24), 1);
+    CHECK(h.read32(g.region_reg(1, 0x24)) == 0);
+    h.write32(g.region_reg(1, 0x2c), 0x800);
+    h.write32(g.region_reg(1, 0x24), 1);
+    CHECK(h.read32(g.region_reg(1, 0x24)) == 1);
+    CHECK(h.read32(g.region_reg(1, 0x28)) == 5);
+    CHECK(h.read32(g.region_reg(1, 0x2c)) == 0x800);
+    h.write32(g.region_reg(1, 0x24), 0);  // disable
+    h.write32(g.region_reg(1, 0x28), 0);  // GRID_COLS 0 ignores EDGE_THRESHOLD, even 0
+    h.write32(g.region_reg(1, 0x2c), 0);
     h.write32(g.region_reg(1, 0x24), 1);
     CHECK(h.read32(g.region_reg(1, 0x24)) == 1);
     h.write32(g.region_reg(1, 0x24), 0);  // disable
@@ -710,6 +729,65 @@ TEST_CASE("tracker never fires early under seeded perturbation and every tag fir
   CHECK(wrong == 0);
   INFO(g.tracker.report().dump());
   CHECK(g.tracker.report()["fired"] == 2 * kTiles);
+}
+
+TEST_CASE("tracker completes last-column tiles at EDGE_THRESHOLD and the others at THRESHOLD",
+          "[tracker]") {
+  Setup s = small_setup();
+  Bench bench(s);
+  Node& g = bench.gpu(0);
+  // An output of 4 x 3 tiles, 16 fp32 high: two 16 wide (1024 bytes), the last 8 wide (512
+  // bytes), tile-contiguous. Each tile completes with two contributions (local + incoming).
+  constexpr std::uint32_t kCols = 3, kTile = 1024, kEdge = 512, kRow = 2 * kTile + kEdge;
+  const std::uint64_t region = bench.hbm(0, 0x10000);
+  auto at = [&](std::uint32_t tag) { return region + tag / kCols * kRow + tag % kCols * kTile; };
+  std::vector<unsigned char> data(2 * kTile, 0);
+  std::vector<std::uint32_t> fired_after;  // FIRED after each step
+  bool finished = false;
+  spawn([&] {
+    Host& h = g.host;
+    auto step = [&](std::uint32_t tag, std::uint64_t offset, unsigned bytes) {
+      REQUIRE(h.access(Op::Update, at(tag) + offset, data.data(), bytes, tag) ==
+              tlm::TLM_OK_RESPONSE);
+      wait(ns(2000));  // applied and counted by now
+      fired_after.push_back(h.read32(g.tracker_reg(tracker::kFired)));
+    };
+    // GRID_COLS without EDGE_THRESHOLD is refused.
+    h.write64(g.region_reg(0, tracker::kBaseLow), region);
+    h.write64(g.region_reg(0, tracker::kSizeLow), 4 * kRow);
+    h.write32(g.region_reg(0, tracker::kThreshold), 2 * kTile);
+    h.write32(g.region_reg(0, tracker::kGridCols), kCols);
+    h.write32(g.region_reg(0, tracker::kControl), tracker::kEnable);
+    CHECK(h.read32(g.region_reg(0, tracker::kControl)) == 0);
+    g.program_region(0, region, 4 * kRow, 2 * kTile, 0, tracker::kOpNone, 0, kCols, 2 * kEdge);
+
+    step(5, 0, kEdge);      // edge tag (5 % 3 == 2): half its threshold
+    step(5, 0, kEdge);      // fires at 2 x 512
+    step(4, 0, kEdge);      // interior tag: 512
+    step(4, kEdge, kEdge);  // 1024, the edge threshold: must not fire yet
+    step(4, 0, kTile);      // 2048: fires
+    step(3, 0, kTile);      // interior tag in column 0: 1024, no fire
+    // Edge tag 8 jumps past its threshold in one part (the controller splits accesses at its
+    // 256-byte interleave, so each step below is at most one part): 512, 768, 896, then 1152.
+    step(8, 0, kEdge);
+    step(8, 0, 256);
+    step(8, 0, 128);
+    step(8, 0, 256);  // fires, overcounted against EDGE_THRESHOLD
+    finished = true;
+  });
+  sc_core::sc_start();
+  REQUIRE(finished);
+  CHECK(fired_after == std::vector<std::uint32_t>{0, 1, 1, 1, 2, 2, 2, 2, 2, 3});
+  std::map<std::uint32_t, std::uint64_t> counted;
+  for (const TrackerFire& f : g.tracker.fires()) counted[f.tag] = f.counted;
+  CHECK(counted == std::map<std::uint32_t, std::uint64_t>{
+                       {5, 2 * kEdge}, {4, 2 * kTile}, {8, 2 * kEdge + 128}});
+  CHECK(g.tracker.stats().overcount == 1);  // tag 8, against its edge threshold
+  REQUIRE(g.tracker.errors().size() == 1);
+  CHECK(g.tracker.errors()[0].find("past its threshold of 1024") != std::string::npos);
+  CHECK(g.tracker.stats().errors == 0);
+  CHECK(g.tracker.pending() == 1);  // tag 3 still waits for its second contribution
+  CHECK(g.tracker.report()["regions"]["0"]["edge_threshold"] == 2 * kEdge);
 }
 
 TEST_CASE("tracker reports a tagged access in no programmed region by address and tag",
