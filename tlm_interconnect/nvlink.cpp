@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "tlm_interconnect/payload.h"
 
@@ -93,6 +94,10 @@ const std::vector<PacketRecord>& NvLink::packets(int direction) const {
     throw std::out_of_range("NvLink::packets: direction must be 0 or 1");
   }
   return directions_[direction].records;
+}
+
+void NvLink::observe_wire(WireObserver observer) {
+  wire_observers_.push_back(std::move(observer));
 }
 
 sc_time NvLink::wire_time(std::uint64_t wire_bytes) const {
@@ -233,6 +238,9 @@ sc_time NvLink::send(int direction, const sc_time& ready, std::uint64_t data_byt
     stats.busy_ns += duration.to_seconds() * 1e9;
     if (record_) {
       dir.records.push_back(PacketRecord{start, arrival, static_cast<std::uint32_t>(wire)});
+    }
+    for (const WireObserver& observer : wire_observers_) {
+      observer(direction, start, next_ready, wire);
     }
   }
   return arrival;

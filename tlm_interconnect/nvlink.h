@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -48,6 +49,14 @@ class NvLink : public sc_core::sc_module {
   void record_packets(bool on);
   const std::vector<PacketRecord>& packets(int direction) const;
   nlohmann::json report() const;
+
+  // Called for every packet when it is placed on the wire, with the span it holds the serialiser
+  // (end = start + serialisation). Packets are reserved ahead of the current time, and one may
+  // fill an idle stretch before packets already reserved, so calls are not in time order. Any
+  // number of observers (traces, waveforms); register before sc_start.
+  using WireObserver = std::function<void(int direction, sc_core::sc_time start,
+                                          sc_core::sc_time end, std::uint64_t wire_bytes)>;
+  void observe_wire(WireObserver observer);
 
  private:
   void b_transport_from_a(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
@@ -103,6 +112,7 @@ class NvLink : public sc_core::sc_module {
   sc_core::sc_time min_gap_;             // shorter idle stretches fit no packet
   Direction directions_[2];
   bool record_ = false;
+  std::vector<WireObserver> wire_observers_;
 };
 
 }  // namespace t3

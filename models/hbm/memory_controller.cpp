@@ -209,7 +209,7 @@ struct MemoryController::Impl {
     }
     stats.max_occupancy[c] = std::max<std::uint64_t>(stats.max_occupancy[c],
                                                      static_cast<std::uint64_t>(ch.occupancy[c]));
-    if (observer) observer(now, channel, ch.occupancy[0], ch.occupancy[1]);
+    for (const auto& observer : observers) observer(now, channel, ch.occupancy[0], ch.occupancy[1]);
   }
 
   void arrive(Transaction& transaction, std::uint32_t sub, sc_core::sc_time now) {
@@ -422,8 +422,8 @@ struct MemoryController::Impl {
   std::array<int, kTrafficClasses> total_occupancy{};
   std::array<std::uint64_t, kTrafficClasses> integral_units{};
   sc_core::sc_time occupancy_since;
-  std::uint64_t backpressured = 0;  // sub-requests that found their queue full
-  OccupancyObserver observer;
+  std::uint64_t backpressured = 0;           // sub-requests that found their queue full
+  std::vector<OccupancyObserver> observers;  // called in the order they were added
 };
 
 MemoryController::MemoryController(sc_core::sc_module_name name, const HbmConfig& config,
@@ -497,7 +497,7 @@ int MemoryController::channel_of(std::uint64_t offset) const {
 }
 
 void MemoryController::observe_occupancy(OccupancyObserver observer) {
-  impl_->observer = std::move(observer);
+  impl_->observers.push_back(std::move(observer));
 }
 
 nlohmann::json MemoryController::report() const {

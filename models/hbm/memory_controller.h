@@ -57,7 +57,8 @@ class MemoryController : public sc_core::sc_module {
   std::size_t pending() const;
   int channel_of(std::uint64_t offset) const;
 
-  // Called on every change of a channel's queue occupancy (for traces and counters).
+  // Called on every change of a channel's queue occupancy (for traces and counters); any number
+  // of observers, in the order they were added.
   using OccupancyObserver =
       std::function<void(sc_core::sc_time, int channel, int compute, int communication)>;
   void observe_occupancy(OccupancyObserver observer);

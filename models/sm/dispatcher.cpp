@@ -331,6 +331,14 @@ void Dispatcher::drive_irq() {
   irq.write(irq_level_);
 }
 
+void Dispatcher::finish_record(std::int64_t tile) {
+  // Tiles are unique within a launch, and one launch runs at a time.
+  const auto it = running_records_.find(tile);
+  if (it == running_records_.end()) return;
+  dispatched_[it->second].end = sc_core::sc_time_stamp();
+  running_records_.erase(it);
+}
+
 void Dispatcher::run() {
   const int sms = static_cast<int>(work.size());
   const auto occupancy = static_cast<int>(config_.occupancy);
@@ -366,6 +374,7 @@ void Dispatcher::run() {
       for (int s = 0; s < sms; ++s) {
         while (done[s]->num_available() > 0) {
           const WgDone finished = done[s]->read();
+          finish_record(finished.tile);
           ++free_slots[static_cast<std::size_t>(s)];
           ++completed;
           ++completed_wgs_;
@@ -402,8 +411,9 @@ void Dispatcher::run() {
       sc_assert(written);
       (void)written;
       last_dispatch = sc_core::sc_time_stamp();
+      running_records_[order[static_cast<std::size_t>(next)]] = dispatched_.size();
       dispatched_.push_back(
-          {kernel->launch, order[static_cast<std::size_t>(next)], pick, last_dispatch});
+          {kernel->launch, order[static_cast<std::size_t>(next)], pick, last_dispatch, {}});
       --free_slots[static_cast<std::size_t>(pick)];
       ++dispatched_wgs_;
       ++next;

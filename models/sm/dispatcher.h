@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -31,6 +32,9 @@ struct DispatchRecord {
   std::int64_t tile;     // tile id: tile_row * grid_cols + tile_col
   int sm;
   sc_core::sc_time time;
+  // When the dispatcher took the workgroup's completion back (zero until then). The SM finished at
+  // most sm.dispatch_ns earlier: completions wait while the dispatcher paces a dispatch.
+  sc_core::sc_time end;
 };
 
 // One doorbell: accepted or rejected, and when it finished.
@@ -97,6 +101,8 @@ class Dispatcher : public RegisterBlock {
   void raise_irq();
   void drive_irq();  // SC_METHOD: the only writer of `irq`
   void run();        // SC_THREAD: runs accepted launches
+  // Stamps the end of the running workgroup `tile`'s record.
+  void finish_record(std::int64_t tile);
   void end_of_elaboration() override;
 
   SmConfig config_;
@@ -123,6 +129,7 @@ class Dispatcher : public RegisterBlock {
 
   std::vector<DispatchRecord> dispatched_;
   std::vector<LaunchRecord> launches_;
+  std::unordered_map<std::int64_t, std::size_t> running_records_;  // tile -> dispatched_ index
 };
 
 }  // namespace t3
