@@ -1,7 +1,8 @@
-// `t3sim collective` end to end: the binary runs a collective and writes its JSON document, and
-// the figures in it are checked against the nccl-tests definitions (algbw = bytes / time, busbw =
-// algbw x 2(n-1)/n for all-reduce, x (n-1)/n for reduce-scatter) and against the first-principles
-// floor of a ring: every GPU sends factor x bytes over its link at the link's delivered rate.
+// `t3sim collective` end to end: the binary runs a collective (the SM ring or the DMA + NMC ring)
+// and writes its JSON document, and the figures in it are checked against the nccl-tests
+// definitions (algbw = bytes / time, busbw = algbw x 2(n-1)/n for all-reduce, x (n-1)/n for
+// reduce-scatter) and against the first-principles floor of a ring: every GPU sends factor x
+// bytes over its link at the link's delivered rate.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -38,9 +39,10 @@ nlohmann::json run_collective(const std::string& args, const std::string& name) 
 }
 
 // The checks every collective document must pass; `factor` is busbw / algbw for its op.
-void check_figures(const nlohmann::json& doc, int n, std::uint64_t bytes, double factor) {
+void check_figures(const nlohmann::json& doc, int n, std::uint64_t bytes, double factor,
+                   const std::string& impl = "ring-sm") {
   CHECK(doc.at("job") == "collective");
-  CHECK(doc.at("impl") == "ring-sm");
+  CHECK(doc.at("impl") == impl);
   CHECK(doc.at("tp").get<int>() == n);
   CHECK(doc.at("bytes").get<std::uint64_t>() == bytes);
   CHECK(doc.at("config").at("gpus").get<int>() == n);
@@ -102,12 +104,35 @@ TEST_CASE("cli collective reduce-scatter TP 4: busbw = algbw x (n-1)/n, no faste
   check_figures(doc, 4, bytes, 3.0 / 4);
 }
 
-TEST_CASE("cli collective --impl ring-dma-nmc is a usage error (exit 2) naming what exists",
+TEST_CASE("cli collective --impl ring-dma-nmc all-reduce TP 4: the same figures, no flags",
           "[cli][collective]") {
-  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/collective_dma_nmc.log";
+  const std::uint64_t bytes = 4194304;
+  const auto doc = run_collective("--op all-reduce --impl ring-dma-nmc --tp 4 --bytes 4194304",
+                                  "collective_dma_nmc.json");
+  CHECK(doc.at("op") == "all-reduce");
+  CHECK(doc.at("slices").get<int>() == 16);
+  check_figures(doc, 4, bytes, 2.0 * 3 / 4, "ring-dma-nmc");
+  // The DMA ring moves the data and nothing else over the links.
+  CHECK(doc.at("link_bytes").at("payload") == doc.at("link_bytes").at("ring_data"));
+  // Every GPU's DMA engine sent its slices and forwarded the rest; nothing failed.
+  REQUIRE(doc.at("dma_nmc").size() == 4);
+  for (const auto& gpu : doc.at("dma_nmc")) {
+    INFO("GPU " << gpu.at("gpu"));
+    CHECK(gpu.at("dma").at("doorbells").get<std::uint64_t>() == 2 * 16);
+    CHECK(gpu.at("dma").at("triggered").get<std::uint64_t>() == 2 * 2 * 16);
+    CHECK(gpu.at("dma").at("errors").get<std::uint64_t>() == 0);
+    CHECK(gpu.at("tracker").at("fired").get<std::uint64_t>() == 2 * 3 * 16);
+    CHECK(gpu.at("tracker").at("errors").get<std::uint64_t>() == 0);
+    CHECK(gpu.at("tracker").at("overcount").get<std::uint64_t>() == 0);
+  }
+}
+
+TEST_CASE("cli collective --impl ring-dma-nmc rejects --channels (exit 2) naming --slices",
+          "[cli][collective]") {
+  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/collective_dma_nmc_usage.log";
   const std::string command = std::string("\"") + T3SIM_BINARY +
                               "\" collective --op all-reduce --impl ring-dma-nmc --tp 4 "
-                              "--bytes 4194304 > \"" +
+                              "--bytes 4194304 --channels 8 > \"" +
                               log + "\" 2>&1";
   const int status = std::system(command.c_str());
   REQUIRE(WIFEXITED(status));
@@ -115,5 +140,5 @@ TEST_CASE("cli collective --impl ring-dma-nmc is a usage error (exit 2) naming w
   std::ifstream file(log);
   const std::string output((std::istreambuf_iterator<char>(file)),
                            std::istreambuf_iterator<char>());
-  CHECK_THAT(output, Catch::Contains("--impl ring-dma-nmc: not available yet (only ring-sm)"));
+  CHECK_THAT(output, Catch::Contains("--channels applies to --impl ring-sm only"));
 }

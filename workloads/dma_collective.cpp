@@ -1,0 +1,291 @@
+// Ring collectives on the DMA engines with near-memory updates (see dma_collective.h).
+#include "workloads/dma_collective.h"
+
+#include <limits>
+#include <string>
+
+#include "models/gpu/mmio_map.h"
+#include "models/tracker/tracker_registers.h"
+#include "workloads/gemm_plan.h"
+#include "workloads/plan_util.h"
+#include "workloads/t3_plan.h"
+
+namespace t3 {
+namespace {
+
+// The DMA engine's register map (models/dma/dma_engine.h, docs/registers.md). That header pulls
+// in SystemC, which the workload layer must not, so the offsets this file uses are repeated here;
+// test_dma_collective checks them against the model's.
+namespace dma_map {
+constexpr std::uint64_t kStatus = 0x000;
+constexpr std::uint64_t kDescriptorBase = 0x100;
+constexpr std::uint64_t kDescriptorStride = 0x40;
+constexpr std::uint64_t kSrcLow = 0x00;
+constexpr std::uint64_t kDstLow = 0x08;
+constexpr std::uint64_t kSizeLow = 0x10;
+constexpr std::uint64_t kOp = 0x18;
+constexpr std::uint64_t kElement = 0x1c;
+constexpr std::uint64_t kTag = 0x20;
+constexpr std::uint64_t kDoorbell = 0x24;
+constexpr std::uint32_t kOpStore = 1;
+constexpr std::uint32_t kOpUpdate = 2;
+std::uint64_t descriptor(int d, std::uint64_t reg) {
+  return kDescriptorBase + static_cast<std::uint64_t>(d) * kDescriptorStride + reg;
+}
+}  // namespace dma_map
+
+int mod(int value, int n) {
+  const int m = value % n;
+  return m < 0 ? m + n : m;
+}
+
+std::uint64_t chunk_elements(const DmaCollectiveSpec& spec) {
+  return spec.chunk_bytes() / bytes_of(spec.element, 1);
+}
+
+// Appends MMIO writes to one rank's program; `label` prefixes every note.
+struct Writer {
+  Program& program;
+  std::string label;
+  void write(std::uint64_t address, std::uint32_t value, const std::string& what) {
+    program.commands.push_back(
+        HostCommand{HostCommand::Kind::WriteRegister, address, value, label + ": " + what});
+  }
+  void write64(std::uint64_t address, std::uint64_t value, const std::string& what) {
+    write(address, static_cast<std::uint32_t>(value), what + " bits 31:0");
+    write(address + 4, static_cast<std::uint32_t>(value >> 32), what + " bits 63:32");
+  }
+  void poll(std::uint64_t address, std::uint32_t value, const std::string& what) {
+    program.commands.push_back(
+        HostCommand{HostCommand::Kind::PollRegister, address, value, label + ": " + what});
+  }
+  void barrier(std::uint32_t id, const std::string& what) {
+    program.commands.push_back(HostCommand{HostCommand::Kind::Barrier, 0, id, label + ": " + what});
+  }
+};
+
+// What one rank needs to build its part of one op.
+struct RankOp {
+  CollectiveOp op;
+  int rank, ranks, slices;
+  std::uint64_t chunk, slice;  // bytes
+  std::uint64_t buffer, next;  // this rank's and the next rank's buffer
+  std::uint64_t tracker, dma;  // this rank's register blocks
+  ElementCode element;
+  bool reduce() const { return op == CollectiveOp::ReduceScatter; }
+  int region(int position) const {
+    return reduce() ? dma_reduce_scatter_region(position) : dma_all_gather_region(position, ranks);
+  }
+  // The chunk this rank sends by doorbell.
+  int first() const {
+    return static_cast<int>(reduce() ? t3_first_chunk(rank, ranks) : t3_owned_chunk(rank, ranks));
+  }
+  // The received chunk that stops here (count only).
+  int last() const { return dma_received_chunks(op, rank, ranks).back(); }
+};
+
+void program_regions(Writer& w, const RankOp& r) {
+  for (int p : dma_received_chunks(r.op, r.rank, r.ranks)) {
+    const int region = r.region(p);
+    const bool forward = p != r.last();
+    const auto reg = [&](std::uint64_t offset) {
+      return r.tracker + tracker::region_register(region, offset);
+    };
+    const std::string note =
+        "region " + std::to_string(region) + " (chunk " + std::to_string(p) + ")";
+    const std::uint64_t offset = static_cast<std::uint64_t>(p) * r.chunk;
+    w.write64(reg(tracker::kBaseLow), r.buffer + offset, note + " base");
+    w.write64(reg(tracker::kSizeLow), r.chunk, note + " size");
+    w.write(reg(tracker::kThreshold), static_cast<std::uint32_t>(r.slice),
+            note + " threshold: one incoming slice");
+    // A region keeps its programming across RESET; an earlier user's tile columns would give
+    // some tags another threshold.
+    w.write(reg(tracker::kGridCols), 0, note + " no tile columns: every tag at THRESHOLD");
+    w.write64(reg(tracker::kDmaDstLow), forward ? r.next + offset : 0, note + " destination");
+    const std::uint32_t op = !forward     ? tracker::kOpNone
+                             : r.reduce() ? tracker::kOpUpdate
+                                          : tracker::kOpStore;
+    w.write(reg(tracker::kDmaOp), op,
+            note + (forward ? " forward to the next rank" : " count only (chunk ends here)"));
+    w.write(reg(tracker::kElement), r.element, note + " element");
+    w.write(reg(tracker::kControl), tracker::kEnable, note + " enable");
+  }
+}
+
+void disable_regions(Writer& w, const RankOp& r) {
+  for (int p : dma_received_chunks(r.op, r.rank, r.ranks)) {
+    const int region = r.region(p);
+    w.write(r.tracker + tracker::region_register(region, tracker::kControl), 0,
+            "region " + std::to_string(region) + " disable");
+  }
+}
+
+void ring_doorbells(Writer& w, const RankOp& r) {
+  const int p = r.first();
+  for (int j = 0; j < r.slices; ++j) {
+    const std::uint64_t offset =
+        static_cast<std::uint64_t>(p) * r.chunk + static_cast<std::uint64_t>(j) * r.slice;
+    const auto reg = [&](std::uint64_t field) { return r.dma + dma_map::descriptor(j, field); };
+    const std::string note = "descriptor " + std::to_string(j) + " (chunk " + std::to_string(p) +
+                             " slice " + std::to_string(j) + ")";
+    w.write64(reg(dma_map::kSrcLow), r.buffer + offset, note + " source");
+    w.write64(reg(dma_map::kDstLow), r.next + offset, note + " destination");
+    w.write64(reg(dma_map::kSizeLow), r.slice, note + " size");
+    w.write(reg(dma_map::kOp), r.reduce() ? dma_map::kOpUpdate : dma_map::kOpStore,
+            note + (r.reduce() ? " op = update" : " op = store"));
+    w.write(reg(dma_map::kElement), r.element, note + " element");
+    w.write(reg(dma_map::kTag), dma_slice_tag(p, j, r.slices), note + " tag");
+    w.write(reg(dma_map::kDoorbell), 1, note + " doorbell");
+  }
+}
+
+// Polls every region of the op until it counts `slices` more fires (`done` holds the totals since
+// the program's RESET), in step order, then the DMA engine until it is idle.
+void wait_done(Writer& w, const RankOp& r, std::vector<std::uint32_t>& done) {
+  for (int p : dma_received_chunks(r.op, r.rank, r.ranks)) {
+    const int region = r.region(p);
+    std::uint32_t& count = done[static_cast<std::size_t>(region)];
+    count += static_cast<std::uint32_t>(r.slices);
+    w.poll(r.tracker + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(region), count,
+           "wait for chunk " + std::to_string(p) + " (region " + std::to_string(region) +
+               (p == r.last() ? ", the last one)" : ")"));
+  }
+  w.poll(r.dma + dma_map::kStatus, 0, "wait for the DMA engine to be idle");
+}
+
+}  // namespace
+
+void check_dma_spec(const DmaCollectiveSpec& spec) {
+  const std::string where = "dma collective: ";
+  if (spec.ranks < 2 || spec.ranks > kMaxDmaRanks) {
+    bad_plan(where + "ranks = " + std::to_string(spec.ranks) + " must be in [2, " +
+             std::to_string(kMaxDmaRanks) + "] (two tracker regions per chunk position)");
+  }
+  if (element_name(spec.element) == nullptr) {
+    bad_plan(where + "element: unknown element code " + std::to_string(spec.element) +
+             " (0 fp32, 1 fp16, 2 bf16)");
+  }
+  const std::uint64_t divisor = static_cast<std::uint64_t>(spec.ranks) * bytes_of(spec.element, 1);
+  if (spec.bytes == 0 || spec.bytes % divisor != 0) {
+    bad_plan(where + "bytes = " + std::to_string(spec.bytes) +
+             " must be a positive multiple of ranks x element bytes = " + std::to_string(divisor));
+  }
+  if (spec.slices < 0 || spec.slices > kMaxDmaSlices) {
+    bad_plan(where + "slices = " + std::to_string(spec.slices) + " must be in [0, " +
+             std::to_string(kMaxDmaSlices) + "] (0: automatic)");
+  }
+  const std::uint64_t elements = chunk_elements(spec);
+  if (spec.slices > 0 && elements % static_cast<std::uint64_t>(spec.slices) != 0) {
+    bad_plan(where + "slices = " + std::to_string(spec.slices) + " does not split a chunk of " +
+             std::to_string(elements) + " elements into equal slices");
+  }
+  if (dma_slice_bytes(spec) > std::numeric_limits<std::uint32_t>::max()) {
+    bad_plan(where + "bytes = " + std::to_string(spec.bytes) + ": a slice of " +
+             std::to_string(dma_slice_bytes(spec)) +
+             " bytes exceeds the tracker's 32-bit THRESHOLD; use more slices or fewer bytes");
+  }
+}
+
+int dma_slices(const DmaCollectiveSpec& spec) {
+  if (spec.slices > 0) return spec.slices;
+  const std::uint64_t elements = chunk_elements(spec);
+  for (int s = kMaxDmaSlices; s > 1; --s) {
+    if (elements % static_cast<std::uint64_t>(s) == 0) return s;
+  }
+  return 1;
+}
+
+std::uint64_t dma_slice_bytes(const DmaCollectiveSpec& spec) {
+  return spec.chunk_bytes() / static_cast<std::uint64_t>(dma_slices(spec));
+}
+
+std::uint32_t dma_slice_tag(int position, int slice, int slices) {
+  return static_cast<std::uint32_t>(position * slices + slice);
+}
+
+int dma_reduce_scatter_region(int position) {
+  return position;
+}
+
+int dma_all_gather_region(int position, int ranks) {
+  return ranks + position;
+}
+
+std::vector<int> dma_received_chunks(CollectiveOp op, int rank, int ranks) {
+  // What rank + 1 sends at step k: its first chunk (k = 0), then what it received at k - 1.
+  const int first = op == CollectiveOp::ReduceScatter ? 3 : 2;
+  std::vector<int> chunks;
+  for (int k = 0; k < ranks - 1; ++k) chunks.push_back(mod(rank + first + k, ranks));
+  return chunks;
+}
+
+std::vector<std::uint64_t> dma_ring_buffers(const SystemConfig& config, std::uint64_t hbm_offset) {
+  std::vector<std::uint64_t> buffers;
+  for (int g = 0; g < static_cast<int>(config.gpus); ++g) {
+    buffers.push_back(hbm_base(config, g) + align_up(hbm_offset, 4096));
+  }
+  return buffers;
+}
+
+std::vector<Program> dma_ring_programs(const SystemConfig& config,
+                                       const std::vector<std::uint64_t>& buffers,
+                                       const DmaCollectiveSpec& spec,
+                                       const std::vector<CollectiveOp>& ops) {
+  check_dma_spec(spec);
+  const int n = spec.ranks;
+  if (n != static_cast<int>(config.gpus)) {
+    bad_plan("dma collective: ranks = " + std::to_string(n) + " but the system has " +
+             std::to_string(config.gpus) + " GPUs");
+  }
+  if (static_cast<int>(buffers.size()) != n) {
+    bad_plan("dma collective: buffers: " + std::to_string(buffers.size()) + " for " +
+             std::to_string(n) + " ranks");
+  }
+  for (int g = 0; g < n; ++g) {
+    const std::uint64_t base = hbm_base(config, g);
+    const std::uint64_t at = buffers[static_cast<std::size_t>(g)];
+    if (at < base || at - base > config.hbm.capacity_bytes ||
+        spec.bytes > config.hbm.capacity_bytes - (at - base)) {
+      bad_plan("dma collective: buffers[" + std::to_string(g) + "] = " + std::to_string(at) + ": " +
+               std::to_string(spec.bytes) + " bytes do not fit in GPU " + std::to_string(g) +
+               "'s HBM window");
+    }
+  }
+  if (ops.empty()) bad_plan("dma collective: ops: nothing to run");
+  if (spec.barrier_base > std::numeric_limits<std::uint32_t>::max() - (ops.size() - 1)) {
+    bad_plan("dma collective: barrier_base = " + std::to_string(spec.barrier_base) +
+             " leaves no room for " + std::to_string(ops.size()) + " barrier ids");
+  }
+
+  std::vector<Program> programs(static_cast<std::size_t>(n));
+  for (int g = 0; g < n; ++g) {
+    Program& program = programs[static_cast<std::size_t>(g)];
+    const std::uint64_t tracker_block = mmio_block(config, g, mmio_map::kTracker);
+    Writer reset{program, "dma collective rank " + std::to_string(g)};
+    reset.write(tracker_block + tracker::kReset, 1, "tracker reset (REGION_DONE counts from 0)");
+    std::vector<std::uint32_t> done(tracker::kRegions, 0);
+    const RankOp* previous = nullptr;
+    std::vector<RankOp> steps;
+    steps.reserve(ops.size());
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      steps.push_back(RankOp{ops[k], g, n, dma_slices(spec), spec.chunk_bytes(),
+                             dma_slice_bytes(spec), buffers[static_cast<std::size_t>(g)],
+                             buffers[static_cast<std::size_t>(t3_next_gpu(g, n))], tracker_block,
+                             mmio_block(config, g, mmio_map::kDma), spec.element});
+      const RankOp& r = steps.back();
+      Writer w{program, "dma " + std::string(to_string(r.op)) + " rank " + std::to_string(g)};
+      if (previous) disable_regions(w, *previous);
+      program_regions(w, r);
+      w.barrier(spec.barrier_base + static_cast<std::uint32_t>(k),
+                "every rank armed its regions (and finished the previous op)");
+      ring_doorbells(w, r);
+      wait_done(w, r, done);
+      previous = &r;
+    }
+    Writer w{program, "dma collective rank " + std::to_string(g)};
+    disable_regions(w, *previous);
+  }
+  return programs;
+}
+
+}  // namespace t3
