@@ -37,6 +37,18 @@ void write64(std::vector<HostCommand>& commands, std::uint64_t address, std::uin
   write(commands, address + 4, static_cast<std::uint32_t>(value >> 32), note + " (high)");
 }
 
+// The fewest tile columns per tracker entry for which every group that can be pending at once
+// has an entry: the groups of the n - 1 chunks a GPU receives.
+std::int64_t tag_group(const SystemConfig& config, int n, std::int64_t band_rows,
+                       std::int64_t grid_cols) {
+  const std::int64_t rows = (n - 1) * band_rows;
+  require(rows <= config.tracker.entries,
+          "tracker.entries = " + std::to_string(config.tracker.entries) + " cannot hold the " +
+              std::to_string(rows) + " tile rows a GPU receives, even one entry per row");
+  const std::int64_t groups_per_row = config.tracker.entries / rows;
+  return (grid_cols + groups_per_row - 1) / groups_per_row;
+}
+
 }  // namespace
 
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
@@ -65,10 +77,11 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
   const std::uint64_t tile_bytes = bytes_of(out_element, tiles.tile_m * tiles.tile_n);
   const std::uint64_t edge_bytes =
       bytes_of(out_element, tiles.tile_m * layout.tile_width(grid_cols - 1));
-  const bool ragged = shape.n % tiles.tile_n != 0;
   require(2 * tile_bytes <= UINT32_MAX && grid_cols <= UINT32_MAX,
           "a tile of " + std::to_string(tile_bytes) + " bytes or " + std::to_string(grid_cols) +
               " tile columns do not fit the tracker's 32-bit registers");
+  plan.tag_group = tag_group(config, n, band_rows, grid_cols);
+  plan.groups_per_chunk = band_rows * ((grid_cols + plan.tag_group - 1) / plan.tag_group);
   const std::uint32_t flags = dispatcher::kUncached | dispatcher::kTagged;
 
   for (int g = 0; g < n; ++g) {
@@ -89,6 +102,8 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
     // A region per chunk this GPU receives: the local update and the incoming one complete a tile.
     std::vector<HostCommand> setup;
     const std::uint64_t block = mmio_block(config, g, mmio_map::kTracker);
+    write(setup, block + tracker::kTagGroup, static_cast<std::uint32_t>(plan.tag_group),
+          "tile columns per tracker entry");
     for (int p = 0; p < n; ++p) {
       if (p == launch.first_chunk) continue;
       const bool owned = p == t3_owned_chunk(g, n);
@@ -99,12 +114,10 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
       write64(setup, reg(tracker::kSizeLow), plan.chunk_bytes, note + " size");
       write(setup, reg(tracker::kThreshold), static_cast<std::uint32_t>(2 * tile_bytes),
             note + " threshold: local + incoming update");
-      if (ragged) {
-        write(setup, reg(tracker::kGridCols), static_cast<std::uint32_t>(grid_cols),
-              note + " tile columns");
-        write(setup, reg(tracker::kEdgeThreshold), static_cast<std::uint32_t>(2 * edge_bytes),
-              note + " last-column threshold: local + incoming update");
-      }
+      write(setup, reg(tracker::kGridCols), static_cast<std::uint32_t>(grid_cols),
+            note + " tile columns");
+      write(setup, reg(tracker::kEdgeThreshold), static_cast<std::uint32_t>(2 * edge_bytes),
+            note + " last-column threshold: local + incoming update");
       write64(setup, reg(tracker::kDmaDstLow), owned ? 0 : remote[static_cast<std::size_t>(p)].base,
               note + " destination");
       write(setup, reg(tracker::kDmaOp), owned ? tracker::kOpNone : tracker::kOpUpdate,
@@ -124,13 +137,13 @@ std::vector<Program> T3GemmRsPlan::programs() const {
     Program program;
     program.commands = tracker_setup[static_cast<std::size_t>(g)];
     append_gemm(program, gemm.gpus[static_cast<std::size_t>(g)].launch);
-    // The owned chunk is complete when every one of its tiles fired in the tracker.
+    // The owned chunk is complete when every one of its tile groups fired in the tracker.
     const std::uint64_t tracker_block = gemm.gpus[static_cast<std::size_t>(g)].launch.dispatcher -
                                         mmio_map::kDispatcher + mmio_map::kTracker;
     HostCommand wait{
         HostCommand::Kind::PollRegister,
         tracker_block + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(t3_owned_chunk(g, n)),
-        static_cast<std::uint32_t>(tiles_per_chunk), "wait for the owned chunk"};
+        static_cast<std::uint32_t>(groups_per_chunk), "wait for the owned chunk"};
     program.commands.push_back(wait);
     list.push_back(std::move(program));
   }

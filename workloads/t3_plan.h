@@ -16,7 +16,10 @@
 // (collective_program.h, owner_chunk) starts from. Every output store is an uncached update
 // tagged with its tile id, into an output buffer that starts zeroed. Each tracker region counts
 // 2 x tile bytes per tag (local + incoming update); with a ragged N the last tile column's
-// narrower tiles count 2 x their own bytes.
+// narrower tiles count 2 x their own bytes. Neighbouring tiles of a row share one tracker entry
+// (TAG_GROUP) when the table could not otherwise hold every tile a GPU may have pending, so the
+// fused reduce-scatter never waits on a full table (a full table could deadlock the ring: each
+// GPU's entries waiting on contributions that wait for entries on the next).
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,10 @@ struct T3GemmRsPlan {
   // Each chunk is a band of tile rows: tiles = band tile rows x tile columns; bytes = band tile
   // rows x tile_m x N x element bytes (edge tiles are unpadded).
   std::int64_t tiles_per_chunk = 0;
+  // Tile columns that share a tracker entry (TAG_GROUP), chosen so the n - 1 chunks a GPU
+  // receives never need more entries than tracker.entries, and the groups of one chunk.
+  std::int64_t tag_group = 1;
+  std::int64_t groups_per_chunk = 0;
   std::uint64_t chunk_bytes = 0;
   std::vector<Program> programs() const;  // setup, GEMM, then wait for the owned chunk
 };
@@ -45,7 +52,8 @@ struct T3GemmRsPlan {
 // Throws std::invalid_argument if the output does not split into equal chunks of whole tile rows
 // (M a multiple of tile_m, tile rows divisible by the GPU count): the all-gather that follows
 // uses equal chunks. N need not be a multiple of tile_n: the narrower tiles of the last column
-// are counted at their own threshold (the tracker's GRID_COLS and EDGE_THRESHOLD).
+// are counted at their own threshold (the tracker's GRID_COLS and EDGE_THRESHOLD). Also throws if
+// tracker.entries is smaller than the tile rows a GPU receives.
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
                              ElementCode element = kElementFp16,
                              ElementCode out_element = kElementFp16);

@@ -48,6 +48,11 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
      [this] { return saturate(stats_.max_in_use); });
   ro(kRefused, "REFUSED", "admissions refused because the table was full (back-pressure)",
      [this] { return saturate(stats_.refused); });
+  add_register(
+      kTagGroup, "TAG_GROUP",
+      "tile columns of a tile row that share one entry in regions with GRID_COLS != 0 (0 or 1: "
+      "one tile per entry); program before enabling regions",
+      [this] { return tag_group_; }, [this](std::uint32_t v) { tag_group_ = v; });
   ro(kOvercount, "OVERCOUNT",
      "conservation errors: bytes for a tag that already fired, or a count past its threshold",
      [this] { return saturate(stats_.overcount); });
@@ -127,6 +132,22 @@ int Tracker::find_region(std::uint64_t address, std::uint64_t bytes) const {
   return -1;
 }
 
+std::uint32_t Tracker::group_of(int region, std::uint32_t tag) const {
+  const Region& g = regions_[static_cast<std::size_t>(region)];
+  if (g.grid_cols == 0 || tag_group_ <= 1) return tag;
+  return tag - (tag % g.grid_cols) % tag_group_;
+}
+
+std::uint64_t Tracker::threshold_of(int region, std::uint32_t group) const {
+  const Region& g = regions_[static_cast<std::size_t>(region)];
+  if (g.grid_cols == 0) return g.threshold;
+  const std::uint32_t first_col = group % g.grid_cols;
+  const std::uint32_t tiles = std::min(std::max(tag_group_, 1u), g.grid_cols - first_col);
+  const bool edge = first_col + tiles == g.grid_cols;
+  return static_cast<std::uint64_t>(tiles - (edge ? 1 : 0)) * g.threshold +
+         (edge ? g.edge_threshold : 0);
+}
+
 int Tracker::allocate(int region, std::uint32_t tag) {
   if (free_.empty()) return -1;
   const int i = free_.back();
@@ -157,11 +178,12 @@ void Tracker::release(int i) {
 bool Tracker::admit(const AppliedAccess& access) {
   const int r = find_region(access.address, access.bytes);
   if (r < 0) return true;  // reported as an error when applied
-  if (index_.count(key(r, access.tag)) != 0) return true;
-  if (regions_[static_cast<std::size_t>(r)].fired_tags.count(access.tag) != 0) {
+  const std::uint32_t group = group_of(r, access.tag);
+  if (index_.count(key(r, group)) != 0) return true;
+  if (regions_[static_cast<std::size_t>(r)].fired_tags.count(group) != 0) {
     return true;  // a conservation error, reported when applied
   }
-  if (allocate(r, access.tag) >= 0) return true;  // reserved for this tag
+  if (allocate(r, group) >= 0) return true;  // reserved for this group
   ++stats_.refused;
   return false;
 }
@@ -176,17 +198,18 @@ void Tracker::applied(const AppliedAccess& access) {
     return;
   }
   Region& g = regions_[static_cast<std::size_t>(r)];
+  const std::uint32_t group = group_of(r, access.tag);
   int i;
-  if (const auto found = index_.find(key(r, access.tag)); found != index_.end()) {
+  if (const auto found = index_.find(key(r, group)); found != index_.end()) {
     i = found->second;
-  } else if (g.fired_tags.count(access.tag) != 0) {
+  } else if (g.fired_tags.count(group) != 0) {
     ++stats_.overcount;
     error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
           ": " + std::to_string(access.bytes) + " bytes after the tag fired in region " +
           std::to_string(r) + " (each contribution must be applied once)");
     return;
   } else {
-    i = allocate(r, access.tag);  // applied without admit(): only if space is left
+    i = allocate(r, group);  // applied without admit(): only if space is left
     if (i < 0) {
       ++stats_.errors;
       error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
@@ -199,7 +222,7 @@ void Tracker::applied(const AppliedAccess& access) {
   stats_.counted_bytes += access.bytes;
   e.low = std::min(e.low, access.address);
   e.high_end = std::max(e.high_end, access.address + access.bytes);
-  if (e.count >= g.threshold_of(access.tag)) fire(i);
+  if (e.count >= threshold_of(r, group)) fire(i);
 }
 
 void Tracker::fire(int i) {
@@ -209,11 +232,11 @@ void Tracker::fire(int i) {
       sc_core::sc_time_stamp(), e.tag,   e.region, e.low,      g.dst + (e.low - g.base),
       e.high_end - e.low,       e.count, g.op,     e.allocated};
   fires_.push_back(record);
-  if (e.count > g.threshold_of(e.tag)) {
+  if (e.count > threshold_of(e.region, e.tag)) {
     ++stats_.overcount;
     error(prefix_ + "tag " + std::to_string(e.tag) + " in region " + std::to_string(e.region) +
           " counted " + std::to_string(e.count) + " bytes, past its threshold of " +
-          std::to_string(g.threshold_of(e.tag)));
+          std::to_string(threshold_of(e.region, e.tag)));
   }
   if (g.op != kOpNone) {
     if (dma.size() == 0) {

@@ -17,6 +17,14 @@
 //   a tag with tag % GRID_COLS == GRID_COLS - 1 completes at EDGE_THRESHOLD bytes, every other
 //   tag at THRESHOLD; GRID_COLS 0 (the reset value) uses THRESHOLD for every tag. A ragged last
 //   tile row is contiguous in the layout, so it can take a region of its own with its sizes.
+// - Tile groups: TAG_GROUP = G > 1 (a global register) makes G neighbouring tiles of a tile row
+//   share one entry in every region with GRID_COLS != 0: tag t counts into the group of its first
+//   tile, t - (t % GRID_COLS) % G, which completes at the sum of its tiles' thresholds (the last
+//   group of a row may hold fewer tiles, and the edge tile). A group's tiles are contiguous in
+//   the layout, so it fires one DMA transfer, carrying the group's first tag, which the next GPU's
+//   tracker (same G) counts into the same group. Coarser groups need fewer entries: software
+//   picks G so that every tile that can be pending at once has an entry (no back-pressure).
+//   Program TAG_GROUP before enabling regions.
 // - Per-tag ENTRIES (config.entries of them) are allocated dynamically: the first tagged write or
 //   update that falls in an enabled region allocates an entry for (region, tag). Each applied part
 //   adds its bytes, and the entry keeps the lowest address and highest end it saw (tiles are
@@ -113,11 +121,7 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
     std::uint64_t base = 0, size = 0, dst = 0;
     std::uint32_t threshold = 0, op = tracker::kOpNone, element = 0, control = 0;
     std::uint32_t grid_cols = 0, edge_threshold = 0;  // edge tiles: see the header comment
-    // Bytes that complete `tag`: EDGE_THRESHOLD in the last tile column, else THRESHOLD.
-    std::uint32_t threshold_of(std::uint32_t tag) const {
-      return grid_cols != 0 && tag % grid_cols == grid_cols - 1 ? edge_threshold : threshold;
-    }
-    std::unordered_set<std::uint32_t> fired_tags;  // conservation: a tag fires once per region
+    std::unordered_set<std::uint32_t> fired_tags;     // conservation: a tag fires once per region
   };
   struct Entry {
     bool used = false;
@@ -133,6 +137,11 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   static std::uint64_t key(int region, std::uint32_t tag) {
     return (static_cast<std::uint64_t>(region) << 32) | tag;
   }
+  // The entry tag `tag` counts into in region `region`: the first tag of its tile group.
+  std::uint32_t group_of(int region, std::uint32_t tag) const;
+  // Bytes that complete the group whose first tag is `group`: each tile's THRESHOLD, or
+  // EDGE_THRESHOLD for a tile of the last column.
+  std::uint64_t threshold_of(int region, std::uint32_t group) const;
   int allocate(int region, std::uint32_t tag);
   void release(int index);
   void fire(int index);
@@ -148,6 +157,7 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   std::vector<int> free_;                         // free entry indices (a stack)
   std::unordered_map<std::uint64_t, int> index_;  // (region, tag) -> entry
   std::uint32_t in_use_ = 0;
+  std::uint32_t tag_group_ = 0;  // TAG_GROUP
   TrackerStats stats_;
   std::vector<TrackerFire> fires_;
   std::vector<std::string> errors_;

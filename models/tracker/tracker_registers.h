@@ -20,6 +20,7 @@ inline constexpr std::uint64_t kRegionCount = 0x014;  // RO: kRegions
 inline constexpr std::uint64_t kMaxInUse = 0x018;     // RO: peak of IN_USE since reset
 inline constexpr std::uint64_t kRefused = 0x01c;      // RO: admit() answered false (back-pressure)
 inline constexpr std::uint64_t kOvercount = 0x020;    // RO: conservation errors
+inline constexpr std::uint64_t kTagGroup = 0x024;     // RW: tile columns per entry (0, 1: one)
 // REGION_DONE_r (RO): tags fired in region r, at kRegionDone + 4 r.
 inline constexpr std::uint64_t kRegionDone = 0x100;
 // Region r at kRegionBase + r * kRegionStride (the block spans 0x1000 bytes).

@@ -48,12 +48,25 @@ void accumulate(Bytes& sum, const Bytes& band) {
 
 // Runs T3's fused GEMM-RS of `shape` on `gpus` GPUs of small_system (tiles 32 x 16 x 8) and checks
 // every owned chunk against the reference sums, the tracker's fires and the DMA transfers.
-void check_fused_reduce_scatter(int gpus, const GemmShape& shape) {
-  const SystemConfig config = small_system(gpus);
+void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_entries = 256) {
+  SystemConfig config = small_system(gpus);
+  apply_override(config, "tracker.entries=" + std::to_string(tracker_entries));
   const T3GemmRsPlan plan = plan_t3_gemm_rs(config, shape, kElementFp32, kElementFp32);
   const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
   const std::int64_t band_rows = layout.grid_rows() / gpus;
   REQUIRE(plan.tiles_per_chunk == band_rows * layout.grid_cols());
+  const std::int64_t group_cols = plan.tag_group;
+  REQUIRE(plan.groups_per_chunk ==
+          band_rows * ((layout.grid_cols() + group_cols - 1) / group_cols));
+  // The bytes of the tile group whose first tag is `tag`: its tiles' widths, the last one narrower.
+  const auto group_bytes = [&](std::uint32_t tag) {
+    const std::int64_t first = tag % layout.grid_cols();
+    std::int64_t width = 0;
+    for (std::int64_t c = first; c < std::min(first + group_cols, layout.grid_cols()); ++c) {
+      width += layout.tile_width(c);
+    }
+    return static_cast<std::uint64_t>(4 * config.gemm.tile_m * width);
+  };
   const std::int64_t tile_m = config.gemm.tile_m;
   REQUIRE(plan.chunk_bytes == static_cast<std::uint64_t>(4 * band_rows * tile_m * shape.n));
   TpGroup group("group", config);
@@ -92,25 +105,26 @@ void check_fused_reduce_scatter(int gpus, const GemmShape& shape) {
     // Every tile of every chunk this GPU receives fired once; every chunk but the owned one went
     // on to the next GPU of the ring, and nothing was counted outside a region.
     const Tracker& tracker = group.gpu(g).tracker;
-    CHECK(tracker.stats().fired == static_cast<std::uint64_t>((gpus - 1) * plan.tiles_per_chunk));
+    CHECK(tracker.stats().fired == static_cast<std::uint64_t>((gpus - 1) * plan.groups_per_chunk));
+    CHECK(tracker.stats().max_in_use <= static_cast<std::uint64_t>(tracker_entries));
+    CHECK(tracker.stats().refused == 0);  // the plan sized its groups for the table
     CHECK(tracker.stats().errors == 0);
     CHECK(tracker.stats().overcount == 0);
     CHECK(tracker.pending() == 0);
-    // Each fire counted exactly the local and the incoming update of its tile, whose width is
-    // the edge width in the last tile column.
+    // Each fire counted exactly the local and the incoming update of its tile group, whose last
+    // tile is narrower in the last tile column.
     for (const TrackerFire& fire : tracker.fires()) {
-      const std::int64_t width = layout.tile_width(fire.tag % layout.grid_cols());
       INFO("tag " << fire.tag);
-      CHECK(fire.bytes == static_cast<std::uint64_t>(4 * tile_m * width));
+      CHECK(fire.tag % layout.grid_cols() % group_cols == 0);  // a group's first tag
+      CHECK(fire.bytes == group_bytes(fire.tag));
       CHECK(fire.counted == 2 * fire.bytes);
     }
     const auto& transfers = group.gpu(g).dma.transfers();
-    CHECK(transfers.size() == static_cast<std::size_t>((gpus - 2) * plan.tiles_per_chunk));
+    CHECK(transfers.size() == static_cast<std::size_t>((gpus - 2) * plan.groups_per_chunk));
     const int next = t3_next_gpu(g, gpus);
     for (const auto& transfer : transfers) {
       CHECK(group.address_map().decode(transfer.destination)->gpu == next);
-      const std::int64_t width = layout.tile_width(transfer.tag % layout.grid_cols());
-      CHECK(transfer.bytes == static_cast<std::uint64_t>(4 * tile_m * width));
+      CHECK(transfer.bytes == group_bytes(transfer.tag));
     }
   }
 }
@@ -160,6 +174,26 @@ TEST_CASE("T3 chunks travel the paper's ring GPU0 to GPU3 to GPU2 to GPU1") {
   }
 }
 
+TEST_CASE("T3 shares tracker entries among a row's tiles when the table is small") {
+  // 4 GPUs receive 3 chunks of 2 tile rows: 6 rows of 3 tiles (the last 8 wide). 12 entries hold
+  // 2 groups per row, so pairs of tiles share an entry and the edge tile has one of its own.
+  const T3GemmRsPlan plan = [] {
+    SystemConfig config = small_system(4);
+    apply_override(config, "tracker.entries=12");
+    return plan_t3_gemm_rs(config, {256, 40, 24});
+  }();
+  CHECK(plan.tag_group == 2);
+  CHECK(plan.groups_per_chunk == 2 * 2);
+  check_fused_reduce_scatter(4, {256, 40, 24}, 12);
+}
+
+TEST_CASE("T3 plan rejects a tracker too small for one entry per received tile row") {
+  SystemConfig config = small_system(4);
+  apply_override(config, "tracker.entries=5");
+  CHECK_THROWS_WITH(plan_t3_gemm_rs(config, {256, 40, 24}),
+                    Catch::Contains("tracker.entries = 5 cannot hold the 6 tile rows"));
+}
+
 TEST_CASE("T3 plan rejects ragged M and unequal chunks but accepts a ragged N") {
   const SystemConfig config = small_system(4);
   CHECK_THROWS_WITH(plan_t3_gemm_rs(config, {250, 32, 24}),
@@ -203,6 +237,12 @@ TEST_CASE("T3 plans every paper model at each of its TP degrees and every sublay
         REQUIRE_NOTHROW(plan = plan_t3_gemm_rs(config, shape));
         const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
         CHECK(plan.tiles_per_chunk * tp == layout.grid_rows() * layout.grid_cols());
+        // Every group a GPU may have pending has an entry, with the finest grouping that does.
+        const auto pending = [&](std::int64_t group) {
+          return (tp - 1) * (layout.grid_rows() / tp) * ((layout.grid_cols() + group - 1) / group);
+        };
+        CHECK(pending(plan.tag_group) <= config.tracker.entries);
+        if (plan.tag_group > 1) CHECK(pending(plan.tag_group - 1) > config.tracker.entries);
         CHECK(plan.chunk_bytes * static_cast<std::uint64_t>(tp) ==
               bytes_of(kElementFp16, layout.elements()));
         ++planned;

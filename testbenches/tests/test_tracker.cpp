@@ -319,6 +319,7 @@ std::map<std::uint64_t, RegisterInfo> documented_tracker_map() {
   add(0x018, "MAX_IN_USE", false);
   add(0x01c, "REFUSED", false);
   add(0x020, "OVERCOUNT", false);
+  add(0x024, "TAG_GROUP", true);
   for (int r = 0; r < 64; ++r) add(0x100 + 4 * r, "REGION_DONE_" + std::to_string(r), false);
   const char* fields[] = {"BASE_LO",   "BASE_HI",    "SIZE_LO",    "SIZE_HI",
                           "THRESHOLD", "DMA_DST_LO", "DMA_DST_HI", "DMA_OP",
@@ -423,6 +424,7 @@ TEST_CASE("tracker and DMA registers read and write through MMIO as documented",
     CHECK(h.read32(g.dma_reg(0x000)) == 0);          // STATUS idle
     CHECK(h.read32(g.region_reg(7, 0x28)) == 0);     // GRID_COLS: every tag at THRESHOLD
     CHECK(h.read32(g.region_reg(7, 0x2c)) == 0);     // EDGE_THRESHOLD
+    CHECK(h.read32(g.tracker_reg(0x024)) == 0);      // TAG_GROUP: one tile per entry
     exercise_registers(h, g.mmio_base + kTrackerOffset, g.tracker.register_map());
     exercise_registers(h, g.mmio_base + kDmaOffset, g.dma.register_map());
 
