@@ -1,6 +1,7 @@
 #include "models/host/barrier.h"
 
 #include <string>
+#include <utility>
 
 #include "config/system_config.h"
 
@@ -22,11 +23,16 @@ void HostBarrier::arrive_and_wait(std::uint32_t id) {
   if (++state.arrived == parties_) {
     state.arrived = 0;
     ++state.generation;
+    for (const ReleaseObserver& observer : observers_) observer(sc_core::sc_time_stamp(), id);
     state.released.notify(sc_core::SC_ZERO_TIME);  // the others resume in the next delta
     sc_core::wait(state.released);                 // so does the last one: all in the same delta
     return;
   }
   while (state.generation == generation) sc_core::wait(state.released);
+}
+
+void HostBarrier::observe_release(ReleaseObserver observer) {
+  observers_.push_back(std::move(observer));
 }
 
 int HostBarrier::waiting(std::uint32_t id) const {

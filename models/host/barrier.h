@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include <systemc>
 
@@ -28,6 +30,11 @@ class HostBarrier : public sc_core::sc_module, public BarrierIf {
   // Times barrier `id` released its parties.
   std::uint64_t releases(std::uint32_t id) const;
 
+  // Called at every release (the simulated time it happens, the barrier id), in the order the
+  // observers were added: how phase boundaries reach statistics without a host knowing of them.
+  using ReleaseObserver = std::function<void(sc_core::sc_time, std::uint32_t id)>;
+  void observe_release(ReleaseObserver observer);
+
  private:
   struct State {
     int arrived = 0;
@@ -35,6 +42,7 @@ class HostBarrier : public sc_core::sc_module, public BarrierIf {
     sc_core::sc_event released;
   };
   int parties_;
+  std::vector<ReleaseObserver> observers_;
   std::map<std::uint32_t, std::unique_ptr<State>> states_;
 };
 

@@ -7,6 +7,10 @@ namespace t3 {
 
 RunSummary run_to_completion(TpGroup& group, const std::vector<Program>& programs) {
   group.load(programs);
+  return simulate(group);
+}
+
+RunSummary simulate(TpGroup& group) {
   // Wall time is reported beside the results, never used to compute them.
   const auto start = std::chrono::steady_clock::now();
   sc_core::sc_start();

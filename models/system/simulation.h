@@ -18,6 +18,8 @@ struct RunSummary {
 // Loads one program per GPU, simulates until nothing is left to do, and throws std::runtime_error
 // naming the first host error, or every block still holding work (a deadlock).
 RunSummary run_to_completion(TpGroup& group, const std::vector<Program>& programs);
+// The same, for a group whose programs are already loaded.
+RunSummary simulate(TpGroup& group);
 
 // DRAM bytes moved by each GPU's memory controller for compute traffic (reads, writes and
 // near-memory updates), summed over the group.

@@ -1,0 +1,243 @@
+#include "models/system/scenario_run.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "config/config_io.h"
+#include "models/system/simulation.h"
+
+namespace t3 {
+
+namespace {
+
+constexpr int kRead = static_cast<int>(Op::Read);
+constexpr int kWrite = static_cast<int>(Op::Write);
+constexpr int kUpdate = static_cast<int>(Op::Update);
+constexpr int kCompute = static_cast<int>(TrafficClass::Compute);
+constexpr int kComm = static_cast<int>(TrafficClass::Communication);
+
+double ns(sc_core::sc_time time) {
+  return time.to_seconds() * 1e9;
+}
+
+}  // namespace
+
+TrafficCounters TrafficCounters::operator-(const TrafficCounters& earlier) const {
+  TrafficCounters delta;
+  for (int op = 0; op < kOps; ++op) {
+    for (int c = 0; c < kTrafficClasses; ++c) delta.dram[op][c] = dram[op][c] - earlier.dram[op][c];
+  }
+  delta.link_payload = link_payload - earlier.link_payload;
+  delta.link_wire = link_wire - earlier.link_wire;
+  return delta;
+}
+
+nlohmann::json dram_categories(PhaseKind kind, const TrafficCounters& moved) {
+  const auto& d = moved.dram;
+  nlohmann::json bytes = {{"gemm_read", d[kRead][kCompute]},
+                          {"gemm_write", d[kWrite][kCompute] + d[kUpdate][kCompute]},
+                          {"rs_read", 0},
+                          {"rs_write", 0},
+                          {"rs_update", 0},
+                          {"ag_read", 0},
+                          {"ag_write", 0},
+                          {"other", 0}};
+  std::uint64_t other = 0;
+  if (kind == PhaseKind::Gemm) {
+    other = d[kRead][kComm] + d[kWrite][kComm] + d[kUpdate][kComm];
+  } else if (kind == PhaseKind::AllGather) {
+    bytes["ag_read"] = d[kRead][kComm];
+    bytes["ag_write"] = d[kWrite][kComm];
+    other = d[kUpdate][kComm];
+  } else {
+    bytes["rs_read"] = d[kRead][kComm];
+    bytes["rs_write"] = d[kWrite][kComm];
+    bytes["rs_update"] = d[kUpdate][kComm];
+  }
+  bytes["other"] = other;
+  return bytes;
+}
+
+ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
+    : config_(scenario_config(config, plan.scenario)), plan_(plan) {
+  group_ = std::make_unique<TpGroup>("group", config_);
+  group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {
+    marks_.push_back({barrier, time, counters()});
+  });
+  group_->load(plan_.programs);
+}
+
+ScenarioRun::~ScenarioRun() = default;
+
+TrafficCounters ScenarioRun::counters() const {
+  TrafficCounters now;
+  for (int g = 0; g < group_->gpus(); ++g) {
+    const HbmStats& memory = group_->gpu(g).memory.stats();
+    for (int op = 0; op < kOps; ++op) {
+      for (int c = 0; c < kTrafficClasses; ++c) now.dram[op][c] += memory.bytes[op][c];
+    }
+  }
+  for (int l = 0; l < group_->links(); ++l) {
+    for (int direction = 0; direction < 2; ++direction) {
+      now.link_payload += group_->link(l).stats(direction).payload_bytes;
+      now.link_wire += group_->link(l).stats(direction).wire_bytes;
+    }
+  }
+  return now;
+}
+
+void ScenarioRun::run() {
+  const RunSummary summary = simulate(*group_);
+  wall_time_s_ = summary.wall_time_s;
+  for (std::uint32_t k = 0; k <= plan_.phases.size(); ++k) mark(kStartBarrier + k);
+}
+
+const ScenarioRun::Mark& ScenarioRun::mark(std::uint32_t barrier) const {
+  const auto found = std::find_if(marks_.begin(), marks_.end(),
+                                  [barrier](const Mark& m) { return m.barrier == barrier; });
+  if (found == marks_.end()) {
+    throw std::runtime_error("scenario " + std::string(to_string(plan_.scenario)) + ": barrier " +
+                             std::to_string(barrier) + " never released");
+  }
+  return *found;
+}
+
+nlohmann::json ScenarioRun::result() const {
+  const Mark& start = mark(kStartBarrier);
+  nlohmann::json phases = nlohmann::json::array();
+  nlohmann::json dram = dram_categories(PhaseKind::Gemm, {});
+  for (std::size_t k = 0; k < plan_.phases.size(); ++k) {
+    const Mark& begin = mark(kStartBarrier + static_cast<std::uint32_t>(k));
+    const Mark& end = mark(kStartBarrier + 1 + static_cast<std::uint32_t>(k));
+    const TrafficCounters moved = end.counters - begin.counters;
+    const nlohmann::json bytes = dram_categories(plan_.phases[k].kind, moved);
+    for (const auto& [category, value] : bytes.items()) {
+      dram[category] = dram[category].get<std::uint64_t>() + value.get<std::uint64_t>();
+    }
+    phases.push_back({{"name", plan_.phases[k].name},
+                      {"start_ns", ns(begin.time - start.time)},
+                      {"time_ns", ns(end.time - begin.time)},
+                      {"dram_bytes", bytes},
+                      {"link_payload_bytes", moved.link_payload}});
+  }
+  const Mark& last = mark(kStartBarrier + static_cast<std::uint32_t>(plan_.phases.size()));
+  const TrafficCounters moved = last.counters - start.counters;
+  std::uint64_t total = 0;
+  for (const auto& [category, value] : dram.items()) total += value.get<std::uint64_t>();
+  dram["total"] = total;
+
+  nlohmann::json result = {
+      {"scenario", to_string(plan_.scenario)},
+      {"time_ns", ns(last.time - start.time)},
+      {"start_ns", ns(start.time)},  // simulated time at which the sublayer's clock started
+      {"phases", phases},
+      {"dram_bytes", dram},
+      {"link_bytes", {{"payload", moved.link_payload}, {"wire", moved.link_wire}}},
+      {"hbm_queue", queue_statistics()},
+      {"tracker", tracker_statistics()},
+      {"dma", dma_statistics()},
+      {"transactions", transactions()},
+      {"simulated_ns", ns(sc_core::sc_time_stamp())},
+      {"wall_time_s", wall_time_s_},
+      {"config", to_json(config_)}};
+  return result;
+}
+
+nlohmann::json ScenarioRun::queue_statistics() const {
+  // Entries waiting in a GPU's controller (all channels), averaged over the run and over GPUs.
+  const double elapsed_ns = ns(sc_core::sc_time_stamp());
+  nlohmann::json queue;
+  for (int c : {kCompute, kComm}) {
+    double integral = 0;
+    std::uint64_t peak = 0;
+    for (int g = 0; g < group_->gpus(); ++g) {
+      const HbmStats& memory = group_->gpu(g).memory.stats();
+      integral += memory.occupancy_integral_ns[c];
+      peak = std::max(peak, memory.max_occupancy[c]);
+    }
+    const std::string name = c == kCompute ? "compute" : "communication";
+    queue["mean_" + name + "_per_gpu"] =
+        elapsed_ns > 0 ? integral / elapsed_ns / group_->gpus() : 0.0;
+    queue["max_" + name + "_per_channel"] = peak;
+  }
+  return queue;
+}
+
+nlohmann::json ScenarioRun::tracker_statistics() const {
+  std::uint64_t fired = 0, refused = 0, errors = 0, overcount = 0, peak = 0;
+  for (int g = 0; g < group_->gpus(); ++g) {
+    const TrackerStats& stats = group_->gpu(g).tracker.stats();
+    fired += stats.fired;
+    refused += stats.refused;
+    errors += stats.errors;
+    overcount += stats.overcount;
+    peak = std::max(peak, stats.max_in_use);
+  }
+  return {{"fired", fired},
+          {"refused", refused},
+          {"errors", errors},
+          {"overcount", overcount},
+          {"max_in_use", peak}};
+}
+
+nlohmann::json ScenarioRun::dma_statistics() const {
+  std::uint64_t transfers = 0, read = 0, written = 0, updated = 0, errors = 0;
+  for (int g = 0; g < group_->gpus(); ++g) {
+    const DmaStats& stats = group_->gpu(g).dma.stats();
+    transfers += stats.transfers;
+    read += stats.bytes_read;
+    written += stats.bytes_written;
+    updated += stats.bytes_updated;
+    errors += stats.errors;
+  }
+  return {{"transfers", transfers},
+          {"bytes_read", read},
+          {"bytes_written", written},
+          {"bytes_updated", updated},
+          {"errors", errors}};
+}
+
+nlohmann::json ScenarioRun::transactions() const {
+  // Transactions the model simulated end to end: SM requests and DMA pieces (each may fan out
+  // into several memory-controller and link requests, counted in the blocks' own statistics).
+  std::uint64_t sm = 0, dma = 0;
+  for (int g = 0; g < group_->gpus(); ++g) {
+    for (int s = 0; s < group_->gpu(g).sms(); ++s) {
+      sm += group_->gpu(g).sm(s).stats().reads + group_->gpu(g).sm(s).stats().writes;
+    }
+    dma += group_->gpu(g).dma.stats().pieces;
+  }
+  return {{"sm", sm}, {"dma", dma}, {"total", sm + dma}};
+}
+
+nlohmann::json ideal_result(const nlohmann::json& sequential) {
+  double gemm = 0, reduce_scatter = 0, all_gather = 0;
+  for (const auto& phase : sequential.at("phases")) {
+    const std::string name = phase.at("name");
+    const double time = phase.at("time_ns");
+    if (name == "gemm") gemm = time;
+    if (name == "reduce_scatter") reduce_scatter = time;
+    if (name == "all_gather") all_gather = time;
+  }
+  nlohmann::json ideal = sequential;
+  ideal["scenario"] = to_string(Scenario::Ideal);
+  ideal["time_ns"] = std::max(gemm, reduce_scatter) + all_gather;
+  ideal["phases"] =
+      nlohmann::json::array({{{"name", "gemm_rs"},
+                              {"start_ns", 0.0},
+                              {"time_ns", std::max(gemm, reduce_scatter)},
+                              {"derived", "max(gemm, reduce_scatter) of the sequential run"}},
+                             {{"name", "all_gather"},
+                              {"start_ns", std::max(gemm, reduce_scatter)},
+                              {"time_ns", all_gather},
+                              {"derived", "all_gather of the sequential run"}}});
+  return ideal;
+}
+
+void set_speedup(nlohmann::json& result, const nlohmann::json& sequential) {
+  result["speedup_vs_sequential"] =
+      sequential.at("time_ns").get<double>() / result.at("time_ns").get<double>();
+}
+
+}  // namespace t3

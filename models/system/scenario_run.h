@@ -1,0 +1,76 @@
+// Runs one scenario (workloads/scenario.h) on a freshly built group and turns what the blocks
+// recorded into the result document of DESIGN.md: time, phase breakdown, DRAM bytes by category,
+// link bytes, queue, tracker and DMA statistics, and the effective configuration.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "models/system/tp_group.h"
+#include "tlm_interconnect/payload.h"
+#include "workloads/scenario.h"
+
+namespace t3 {
+
+// Group-wide counters at one instant: DRAM bytes by op and traffic class, and link bytes.
+struct TrafficCounters {
+  std::array<std::array<std::uint64_t, kTrafficClasses>, kOps> dram{};
+  std::uint64_t link_payload = 0;
+  std::uint64_t link_wire = 0;
+  TrafficCounters operator-(const TrafficCounters& earlier) const;
+};
+
+// DRAM bytes of one phase by the categories of the result document: compute-class traffic is
+// the GEMM's (gemm_read; gemm_write holds its stores and updates, wherever they land), and
+// communication-class traffic is the phase's collective's (rs_* or ag_*). An L2 write-back is
+// charged to the access that evicted or flushed the line. Communication traffic in a GEMM-only
+// phase, or updates in an all-gather, land in "other", which the tests expect to be 0.
+nlohmann::json dram_categories(PhaseKind kind, const TrafficCounters& moved);
+
+class ScenarioRun {
+ public:
+  // Builds the group for scenario_config(config, plan.scenario) and loads the plan's programs.
+  ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan);
+  ~ScenarioRun();
+
+  TpGroup& group() { return *group_; }
+  const SystemConfig& config() const { return config_; }
+  // Simulates to the end; throws std::runtime_error for a host error, a deadlock, or phases that
+  // did not all end.
+  void run();
+  // The result document (after run()).
+  nlohmann::json result() const;
+
+ private:
+  struct Mark {
+    std::uint32_t barrier;
+    sc_core::sc_time time;
+    TrafficCounters counters;
+  };
+  TrafficCounters counters() const;
+  nlohmann::json queue_statistics() const;
+  nlohmann::json tracker_statistics() const;
+  nlohmann::json dma_statistics() const;
+  nlohmann::json transactions() const;
+  const Mark& mark(std::uint32_t barrier) const;
+
+  SystemConfig config_;
+  ScenarioPlan plan_;
+  std::unique_ptr<TpGroup> group_;
+  std::vector<Mark> marks_;
+  double wall_time_s_ = 0;
+};
+
+// The ideal scenario from a sequential result: max(GEMM alone, reduce-scatter alone) + all-gather,
+// with the sequential run's data movement.
+nlohmann::json ideal_result(const nlohmann::json& sequential);
+
+// Sets "speedup_vs_sequential" = sequential time / this time.
+void set_speedup(nlohmann::json& result, const nlohmann::json& sequential);
+
+}  // namespace t3

@@ -1,0 +1,107 @@
+#include "testbenches/scenario_check.h"
+
+#include <random>
+#include <sstream>
+
+#include "testbenches/reference_gemm.h"
+#include "tlm_interconnect/element.h"
+
+namespace t3 {
+
+namespace {
+
+ElementType element_type(ElementCode code) {
+  switch (code) {
+    case kElementFp32:
+      return ElementType::Fp32;
+    case kElementFp16:
+      return ElementType::Fp16;
+    default:
+      return ElementType::Bf16;
+  }
+}
+
+// `elements` values of `type` drawn from the integers in [-range, range].
+Bytes integer_values(std::size_t elements, ElementType type, std::mt19937_64& random, int range) {
+  std::uniform_int_distribution<int> value(-range, range);
+  Bytes data(elements * element_bytes(type));
+  for (std::size_t i = 0; i < elements; ++i) {
+    store_element(data.data(), i, type, static_cast<float>(value(random)));
+  }
+  return data;
+}
+
+}  // namespace
+
+ScenarioCheck::ScenarioCheck(TpGroup& group, const ScenarioPlan& plan, std::uint64_t seed,
+                             int range)
+    : group_(group), plan_(plan) {
+  const GemmShape& shape = plan.gemm.shape;
+  const GemmLaunch& launch = plan.gemm.gpus.front().launch;
+  const ElementType in = element_type(launch.element);
+  const ElementType out = element_type(launch.out_element);
+  std::mt19937_64 random(seed);
+  std::vector<float> sum(static_cast<std::size_t>(shape.m * shape.n), 0.0f);
+  for (int g = 0; g < group.gpus(); ++g) {
+    const GemmBuffers& buffers = plan.gemm.gpus[static_cast<std::size_t>(g)].buffers;
+    const Bytes a = integer_values(static_cast<std::size_t>(shape.m * shape.k), in, random, range);
+    const Bytes b = integer_values(static_cast<std::size_t>(shape.k * shape.n), in, random, range);
+    debug_write(group.gpu(g).router, buffers.a, a);
+    debug_write(group.gpu(g).router, buffers.b, b);
+    const Bytes partial = reference_gemm(shape, launch.tiles, in, out, a, b);
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += load_element(partial.data(), i, out);
+  }
+  expected_.resize(sum.size() * element_bytes(out));
+  for (std::size_t i = 0; i < sum.size(); ++i) store_element(expected_.data(), i, out, sum[i]);
+  group.barrier().observe_release(
+      [this](sc_core::sc_time, std::uint32_t barrier) { on_barrier(barrier); });
+}
+
+void ScenarioCheck::on_barrier(std::uint32_t barrier) {
+  for (std::size_t k = 0; k < plan_.phases.size(); ++k) {
+    const PhaseKind kind = plan_.phases[k].kind;
+    if (barrier != kStartBarrier + 1 + k ||
+        (kind != PhaseKind::ReduceScatter && kind != PhaseKind::GemmReduceScatter)) {
+      continue;
+    }
+    reduce_scatter_seen_ = true;
+    const int n = group_.gpus();
+    const std::uint64_t chunk = expected_.size() / static_cast<std::uint64_t>(n);
+    for (int g = 0; g < n && reduce_scatter_error_.empty(); ++g) {
+      reduce_scatter_error_ = compare(g, chunk * static_cast<std::uint64_t>((g + 1) % n), chunk);
+    }
+  }
+}
+
+std::string ScenarioCheck::check_reduce_scattered() const {
+  if (!reduce_scatter_seen_) return "the reduce-scatter never ended";
+  return reduce_scatter_error_;
+}
+
+std::string ScenarioCheck::check_all_gathered() const {
+  for (int g = 0; g < group_.gpus(); ++g) {
+    if (std::string error = compare(g, 0, expected_.size()); !error.empty()) return error;
+  }
+  return {};
+}
+
+std::string ScenarioCheck::compare(int gpu, std::uint64_t offset, std::uint64_t bytes) const {
+  const ElementType out = element_type(plan_.gemm.gpus.front().launch.out_element);
+  const std::size_t size = element_bytes(out);
+  const Bytes got =
+      debug_read(group_.gpu(gpu).router,
+                 plan_.gemm.gpus[static_cast<std::size_t>(gpu)].buffers.c + offset, bytes);
+  const unsigned char* want = expected_.data() + offset;
+  for (std::size_t i = 0; i < bytes / size; ++i) {
+    if (load_element(want, i, out) != load_element(got.data(), i, out)) {
+      std::ostringstream message;
+      message << "gpu " << gpu << ": output element " << offset / size + i << " (byte offset "
+              << offset + i * size << ") is " << load_element(got.data(), i, out) << ", expected "
+              << load_element(want, i, out);
+      return message.str();
+    }
+  }
+  return {};
+}
+
+}  // namespace t3

@@ -1,0 +1,199 @@
+// The five scenarios on the whole group: golden data in functional mode for TP 2, 4 and 8, the
+// DRAM categories against the blocks' own counters, the paper's ring order and staggering from
+// the recorded events, and the ideal scenario's arithmetic.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "config/config_io.h"
+#include "models/system/scenario_run.h"
+#include "testbenches/scenario_check.h"
+#include "workloads/t3_plan.h"
+
+using namespace t3;
+
+namespace {
+
+SystemConfig small_system(int gpus) {
+  SystemConfig config = load_system("t3-paper");
+  for (const char* assignment : {"sim.mode=functional", "sm.count=4", "gemm.tile_m=32",
+                                 "gemm.tile_n=16", "gemm.tile_k=8", "l2.size_bytes=65536"}) {
+    apply_override(config, assignment);
+  }
+  apply_override(config, "gpus=" + std::to_string(gpus));
+  validate(config);
+  return config;
+}
+
+// Two tile rows per chunk; N = 40 leaves a ragged last tile column.
+GemmShape small_shape(int gpus) {
+  return {64 * gpus, 40, 24};
+}
+
+std::uint64_t bytes(const nlohmann::json& result, const char* category) {
+  return result["dram_bytes"][category].get<std::uint64_t>();
+}
+
+nlohmann::json run_golden(int gpus, Scenario scenario) {
+  const SystemConfig config = small_system(gpus);
+  const ScenarioPlan plan =
+      plan_scenario(config, small_shape(gpus), scenario, kElementFp32, kElementFp32);
+  ScenarioRun run(config, plan);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  const ScenarioCheck check(run.group(), plan, 7);
+  run.run();
+  CHECK(check.check_reduce_scattered() == "");
+  CHECK(check.check_all_gathered() == "");
+
+  const nlohmann::json result = run.result();
+  CHECK(result["scenario"] == to_string(scenario));
+  CHECK(bytes(result, "other") == 0);
+  CHECK(result["tracker"]["errors"] == 0);
+  CHECK(result["tracker"]["overcount"] == 0);
+  CHECK(result["dma"]["errors"] == 0);
+  // The phases tile the sublayer's time without gaps.
+  double elapsed = 0;
+  for (const auto& phase : result["phases"]) {
+    CHECK(phase["start_ns"].get<double>() == Approx(elapsed));
+    elapsed += phase["time_ns"].get<double>();
+  }
+  CHECK(elapsed == Approx(result["time_ns"].get<double>()));
+  // DMA traffic is uncached, so every byte the engines moved reached DRAM in its category.
+  CHECK(bytes(result, "rs_read") + bytes(result, "ag_read") >= result["dma"]["bytes_read"]);
+  return result;
+}
+
+void check_sequential(int gpus) {
+  const nlohmann::json result = run_golden(gpus, Scenario::Sequential);
+  CHECK(result["phases"].size() == 3);
+  CHECK(bytes(result, "rs_read") > 0);
+  CHECK(bytes(result, "rs_write") > 0);
+  CHECK(bytes(result, "rs_update") == 0);  // the SMs reduce; nothing is added in memory
+  CHECK(bytes(result, "ag_write") > 0);
+  CHECK(result["dma"]["transfers"] == 0);
+}
+
+void check_fused(int gpus, Scenario scenario) {
+  const nlohmann::json result = run_golden(gpus, scenario);
+  CHECK(result["phases"].size() == 2);
+  CHECK(result["config"]["hbm"]["arbitration"] == (scenario == Scenario::T3 ? "fcfs" : "mca"));
+  // The GEMM writes every output tile once, as updates, locally or into the next GPU.
+  const std::uint64_t output = 64ull * gpus * 40 * 4;
+  CHECK(bytes(result, "gemm_write") == output * static_cast<std::uint64_t>(gpus));
+  // Every middle-stage tile crosses once by DMA: (n - 2) chunks per GPU, read and updated.
+  const std::uint64_t dma = (output / gpus) * static_cast<std::uint64_t>(gpus * (gpus - 2));
+  CHECK(result["dma"]["bytes_updated"] == dma);
+  CHECK(bytes(result, "rs_update") == dma);
+  CHECK(bytes(result, "rs_read") == dma);
+  CHECK(bytes(result, "rs_write") == 0);
+}
+
+void check_dma_reduce_scatter(int gpus) {
+  const nlohmann::json result = run_golden(gpus, Scenario::IdealRsNmc);
+  CHECK(result["phases"].size() == 3);
+  // Each GPU sends n - 1 chunks by DMA update; SMs do no reduce-scatter work.
+  const std::uint64_t chunk = 64ull * 40 * 4;
+  const std::uint64_t moved = chunk * static_cast<std::uint64_t>(gpus * (gpus - 1));
+  CHECK(result["dma"]["bytes_updated"] == moved);
+  CHECK(bytes(result, "rs_update") == moved);
+  CHECK(bytes(result, "rs_read") == moved);
+  // Its only stores are write-backs of the GEMM's output that the uncached DMA reads flushed.
+  CHECK(bytes(result, "rs_write") <= 64ull * gpus * 40 * 4 * static_cast<std::uint64_t>(gpus));
+}
+
+}  // namespace
+
+TEST_CASE("sequential scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
+  check_sequential(2);
+}
+TEST_CASE("sequential scenario reduces and gathers exactly on 4 GPUs", "[scenario]") {
+  check_sequential(4);
+}
+TEST_CASE("sequential scenario reduces and gathers exactly on 8 GPUs", "[scenario]") {
+  check_sequential(8);
+}
+TEST_CASE("t3 scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
+  check_fused(2, Scenario::T3);
+}
+TEST_CASE("t3 scenario reduces and gathers exactly on 4 GPUs", "[scenario]") {
+  check_fused(4, Scenario::T3);
+}
+TEST_CASE("t3 scenario reduces and gathers exactly on 8 GPUs", "[scenario]") {
+  check_fused(8, Scenario::T3);
+}
+TEST_CASE("t3-mca scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
+  check_fused(2, Scenario::T3Mca);
+}
+TEST_CASE("t3-mca scenario reduces and gathers exactly on 4 GPUs", "[scenario]") {
+  check_fused(4, Scenario::T3Mca);
+}
+TEST_CASE("t3-mca scenario reduces and gathers exactly on 8 GPUs", "[scenario]") {
+  check_fused(8, Scenario::T3Mca);
+}
+TEST_CASE("ideal-rs-nmc scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
+  check_dma_reduce_scatter(2);
+}
+TEST_CASE("ideal-rs-nmc scenario reduces and gathers exactly on 4 GPUs", "[scenario]") {
+  check_dma_reduce_scatter(4);
+}
+TEST_CASE("ideal-rs-nmc scenario reduces and gathers exactly on 8 GPUs", "[scenario]") {
+  check_dma_reduce_scatter(8);
+}
+
+TEST_CASE("ideal scenario runs the sequential programs and combines their phases", "[scenario]") {
+  // Its data path is the sequential one (golden above); its time is max(gemm, rs) + ag.
+  const SystemConfig config = small_system(4);
+  const ScenarioPlan ideal = plan_scenario(config, small_shape(4), Scenario::Ideal);
+  const ScenarioPlan sequential = plan_scenario(config, small_shape(4), Scenario::Sequential);
+  REQUIRE(ideal.programs.size() == sequential.programs.size());
+  for (std::size_t g = 0; g < ideal.programs.size(); ++g) {
+    CHECK(ideal.programs[g].commands.size() == sequential.programs[g].commands.size());
+  }
+  for (const auto& [gemm, rs] : {std::pair{300.0, 200.0}, std::pair{200.0, 300.0}}) {
+    const nlohmann::json run = {{"scenario", "sequential"},
+                                {"time_ns", gemm + rs + 50.0},
+                                {"phases",
+                                 {{{"name", "gemm"}, {"time_ns", gemm}},
+                                  {{"name", "reduce_scatter"}, {"time_ns", rs}},
+                                  {{"name", "all_gather"}, {"time_ns", 50.0}}}}};
+    nlohmann::json result = ideal_result(run);
+    set_speedup(result, run);
+    CHECK(result["scenario"] == "ideal");
+    CHECK(result["time_ns"] == 350.0);
+    CHECK(result["speedup_vs_sequential"].get<double>() == Approx(550.0 / 350.0));
+  }
+}
+
+TEST_CASE("t3 on 4 GPUs follows the paper's ring and stagger in the recorded events",
+          "[scenario]") {
+  // REFERENCES.md: ring GPU0 -> GPU3 -> GPU2 -> GPU1; GPU0 computes stage 1 first while GPU1
+  // computes stage 2 first, so each GPU's chunk order is rotated by one from its neighbour's.
+  SystemConfig config = small_system(4);
+  apply_override(config, "sim.mode=timing");
+  const GemmShape shape = small_shape(4);
+  ScenarioRun run(config, plan_scenario(config, shape, Scenario::T3));
+  run.run();
+  const std::int64_t rows_per_chunk = shape.m / config.gemm.tile_m / 4;
+  const std::int64_t grid_cols = (shape.n + config.gemm.tile_n - 1) / config.gemm.tile_n;
+  const int expected_next[] = {3, 0, 1, 2};
+  for (int g = 0; g < 4; ++g) {
+    Gpu& gpu = run.group().gpu(g);
+    // The GEMM's workgroups come chunk after chunk from the rotated first chunk.
+    std::vector<std::int64_t> chunk_order;
+    for (const DispatchRecord& wg : gpu.dispatcher.dispatched()) {
+      if (wg.launch != 0) continue;
+      const std::int64_t chunk = wg.tile / grid_cols / rows_per_chunk;
+      if (chunk_order.empty() || chunk_order.back() != chunk) chunk_order.push_back(chunk);
+    }
+    INFO("gpu " << g);
+    REQUIRE(chunk_order.size() == 4);
+    for (int stage = 0; stage < 4; ++stage) CHECK(chunk_order[stage] == (g + 2 + stage) % 4);
+    // Every DMA transfer carries a tile to the next GPU of the ring, and only there.
+    REQUIRE(!gpu.dma.transfers().empty());
+    std::set<int> destinations;
+    for (const DmaTransfer& transfer : gpu.dma.transfers()) {
+      destinations.insert(run.group().address_map().decode(transfer.destination)->gpu);
+    }
+    CHECK(destinations == std::set<int>{expected_next[g]});
+  }
+}

@@ -1,0 +1,77 @@
+// The five configurations T3 is judged against (REFERENCES.md section 1), each a complete run of
+// one sublayer on the whole group, as plain data: one program per GPU plus the names of the
+// phases its barriers mark. No SystemC.
+//
+//   sequential    GEMM (output stored, cached), then the RCCL-style ring reduce-scatter on the
+//                 SMs, then the ring all-gather on the SMs.
+//   t3            the fused GEMM + reduce-scatter (t3_plan.h: tracker, DMA engine and near-memory
+//                 updates) under FCFS memory arbitration, then the ring all-gather on the SMs.
+//   t3-mca        t3 with communication-aware arbitration (hbm.arbitration = mca).
+//   ideal         max(GEMM alone, reduce-scatter alone) + all-gather. It runs the sequential
+//                 programs, whose phases each run alone on the group (a barrier between them),
+//                 and combines the measured phase times.
+//   ideal-rs-nmc  sequential, but the reduce-scatter is done by the DMA engines with near-memory
+//                 updates (dma_collective.h) instead of SM kernels.
+//
+// Phases. Every program starts with its one-time setup (tracker regions), then a Barrier with id
+// kStartBarrier: the sublayer's clock starts when that barrier releases. Phase k ends when the
+// Barrier with id kStartBarrier + 1 + k releases on every GPU. Every GPU's output chunk ends
+// at the same global layout: GPU g owns chunk (g + 1) mod n after the reduce-scatter (the ring
+// collectives' owner_chunk), and after the all-gather every GPU's C holds the whole reduced output.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/system_config.h"
+#include "workloads/gemm_plan.h"
+#include "workloads/program.h"
+
+namespace t3 {
+
+enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc };
+
+// All five, in the order above.
+std::vector<Scenario> all_scenarios();
+// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc".
+const char* to_string(Scenario scenario);
+// The inverse of to_string; anything else throws ConfigError listing the valid names.
+Scenario parse_scenario(const std::string& name);
+
+// The configuration a scenario runs on: t3 forces hbm.arbitration = fcfs and t3-mca forces mca
+// (that is what tells them apart); the others keep what `config` says.
+SystemConfig scenario_config(const SystemConfig& config, Scenario scenario);
+
+inline constexpr std::uint32_t kStartBarrier = 0x10;
+
+// What a phase moves: compute-class DRAM traffic is always the GEMM's; communication-class traffic
+// belongs to the phase's collective.
+enum class PhaseKind { Gemm, GemmReduceScatter, ReduceScatter, AllGather };
+const char* to_string(PhaseKind kind);
+
+struct PhaseSpec {
+  std::string name;  // "gemm", "gemm_rs", "reduce_scatter", "all_gather"
+  PhaseKind kind;
+};
+
+struct ScenarioPlan {
+  Scenario scenario = Scenario::Sequential;
+  GroupGemmPlan
+      gemm;  // the operands and output of every GPU (the same addresses in every scenario)
+  std::uint64_t output_bytes = 0;  // C bytes per GPU: n equal chunks
+  std::vector<PhaseSpec> phases;   // phase k ends at barrier kStartBarrier + 1 + k
+  std::vector<Program> programs;   // one per GPU
+};
+
+// Throws std::invalid_argument naming what cannot be planned (e.g. an output whose tile rows do
+// not split into one equal chunk per GPU).
+ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, Scenario scenario,
+                           ElementCode element = kElementFp16,
+                           ElementCode out_element = kElementFp16);
+
+// Ring channels the SM collectives use: one per resident workgroup slot, capped at 16 like NCCL's
+// ring channels.
+int default_ring_channels(const SystemConfig& config);
+
+}  // namespace t3
