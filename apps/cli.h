@@ -40,5 +40,8 @@ int config_command(const std::vector<std::string>& args);
 int gemm_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
 int bandwidth_command(const std::vector<std::string>& args);
+int run_command(const std::vector<std::string>& args);
+int compare_command(const std::vector<std::string>& args);
+int sweep_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

@@ -17,6 +17,10 @@ const char* kUsage =
     "commands:\n"
     "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
     "              figures (the default job)\n"
+    "  run         one sublayer under one scenario (sequential, t3, t3-mca, ideal,\n"
+    "              ideal-rs-nmc) on every GPU of the group\n"
+    "  compare     every scenario for one sublayer, side by side\n"
+    "  sweep       a suite of sublayers and scenarios (--suite paper) in parallel processes\n"
     "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"
     "  collective  one ring collective on the group, with nccl-tests algbw/busbw (--op, --bytes)\n"
     "  config      print the effective configuration, or --table for every parameter\n"
@@ -31,6 +35,9 @@ int dispatch(const std::vector<std::string>& words) {
   if (command == "bandwidth") return bandwidth_command(args);
   if (command == "config") return config_command(args);
   if (command == "gemm") return gemm_command(args);
+  if (command == "run") return run_command(args);
+  if (command == "compare") return compare_command(args);
+  if (command == "sweep") return sweep_command(args);
   if (command == "collective") return collective_command(args);
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;

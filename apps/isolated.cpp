@@ -1,0 +1,91 @@
+#include "apps/isolated.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace t3::cli {
+
+namespace {
+
+// The child writes its result to a file rather than a pipe, so a large document never blocks it
+// while the parent waits for another child.
+std::string result_path(std::size_t job) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir && *dir ? dir : "/tmp") + "/t3sim-" + std::to_string(getpid()) + "-" +
+         std::to_string(job) + ".json";
+}
+
+[[noreturn]] void child(const IsolatedJob& job, const std::string& path) {
+  nlohmann::json result;
+  int code = 0;
+  try {
+    result = job();
+  } catch (const std::exception& error) {
+    result = {{"error", error.what()}};
+    code = 1;
+  }
+  std::ofstream(path) << result.dump();
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+nlohmann::json collect(const std::string& path, int status) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  std::remove(path.c_str());
+  if (WIFSIGNALED(status)) {
+    return {
+        {"error", "the simulation process died with signal " + std::to_string(WTERMSIG(status))}};
+  }
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception&) {
+    return {{"error", "the simulation process ended (exit " + std::to_string(WEXITSTATUS(status)) +
+                          ") without a result"}};
+  }
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, int jobs,
+                                         const Progress& progress) {
+  std::vector<nlohmann::json> results(work.size());
+  std::map<pid_t, std::size_t> running;
+  std::size_t next = 0, done = 0;
+  std::fflush(nullptr);  // a child must not repeat what the parent buffered
+  while (done < work.size()) {
+    while (next < work.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
+      const std::string path = result_path(next);  // named by the parent's pid, before the fork
+      const pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("cannot start a simulation process (fork failed)");
+      if (pid == 0) child(work[next], path);
+      running[pid] = next++;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    const auto found = running.find(pid);
+    if (found == running.end()) continue;
+    results[found->second] = collect(result_path(found->second), status);
+    running.erase(found);
+    ++done;
+    if (progress) progress(done, work.size());
+  }
+  return results;
+}
+
+int default_jobs() {
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace t3::cli

@@ -1,0 +1,25 @@
+// Runs simulations each in a child process of its own: SystemC allows one elaboration per
+// process, and separate processes let independent runs use every core.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace t3::cli {
+
+using IsolatedJob = std::function<nlohmann::json()>;
+using Progress = std::function<void(std::size_t done, std::size_t total)>;
+
+// Runs every job in a forked child, at most `jobs` at once, and returns their results in job
+// order (deterministic whatever order they finish in). A job that throws, or a child that dies,
+// yields {"error": "<what happened>"}. Call it before any SystemC object exists in this process.
+std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, int jobs,
+                                         const Progress& progress = {});
+
+// The cores this machine has (at least 1): the default for --jobs.
+int default_jobs();
+
+}  // namespace t3::cli

@@ -1,0 +1,177 @@
+// t3sim run: one sublayer under one scenario on the whole group; t3sim compare: every scenario
+// for one sublayer, side by side.
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "apps/cli.h"
+#include "apps/isolated.h"
+#include "apps/scenario_job.h"
+
+namespace t3::cli {
+
+namespace {
+
+po::options_description scenario_options(bool single) {
+  po::options_description options("Scenario");
+  if (single) {
+    options.add_options()("scenario", po::value<std::string>()->default_value("t3-mca"),
+                          "sequential, t3, t3-mca, ideal, ideal-rs-nmc")(
+        "trace", po::value<std::string>(),
+        "write a Chrome trace-event timeline (open it in ui.perfetto.dev)")(
+        "vcd", po::value<std::string>(), "write key signals as a VCD file");
+  }
+  if (!single) {
+    options.add_options()("scenarios", po::value<std::string>()->default_value("all"),
+                          "comma-separated scenarios to run (sequential is always run)");
+  }
+  options.add_options()("jobs", po::value<int>()->default_value(default_jobs()),
+                        "simulations run at once, each in its own process");
+  return options;
+}
+
+ScenarioJob workload_job(const po::variables_map& values) {
+  ScenarioJob job;
+  job.config = workload_system(values);
+  job.model = values["model"].as<std::string>();
+  job.sublayer = parse_sublayer(values["sublayer"].as<std::string>());
+  if (job.config.gpus < 2) {
+    throw UsageError("a sublayer needs a TP group of at least 2 GPUs (gpus = " +
+                     std::to_string(job.config.gpus) + "; use --tp)");
+  }
+  return job;
+}
+
+std::vector<Scenario> scenarios_of(const po::variables_map& values) {
+  return parse_scenarios(values["scenarios"].as<std::string>());
+}
+
+int jobs_of(const po::variables_map& values) {
+  const int jobs = values["jobs"].as<int>();
+  if (jobs < 1) throw UsageError("--jobs " + std::to_string(jobs) + ": must be at least 1");
+  return jobs;
+}
+
+double mb(const nlohmann::json& bytes) {
+  return bytes.get<double>() / 1e6;
+}
+
+void print_header(const char* command, const ScenarioJob& job, const nlohmann::json& result) {
+  const auto& shape = result["shape"];
+  std::printf("t3sim %s: %s %s, TP %lld, %lld tokens, system %s (%s mode)\n", command,
+              job.model.c_str(), to_string(job.sublayer), static_cast<long long>(job.config.gpus),
+              static_cast<long long>(job.config.workload.tokens), job.config.name.c_str(),
+              job.config.sim.mode == SimMode::Functional ? "functional" : "timing");
+  std::printf("  per-GPU GEMM   M=%lld N=%lld K=%lld, fp16; output %.1f MB per GPU to all-reduce\n",
+              shape["m"].get<long long>(), shape["n"].get<long long>(), shape["k"].get<long long>(),
+              2.0 * shape["m"].get<double>() * shape["n"].get<double>() / 1e6);
+}
+
+void print_run(const nlohmann::json& result) {
+  std::printf("  scenario       %s\n", result["scenario"].get<std::string>().c_str());
+  std::printf("  time           %.1f us, %.3fx sequential\n", result["time_ns"].get<double>() / 1e3,
+              result["speedup_vs_sequential"].get<double>());
+  std::printf("  phases        ");
+  for (const auto& phase : result["phases"]) {
+    std::printf(" %s %.1f us", phase["name"].get<std::string>().c_str(),
+                phase["time_ns"].get<double>() / 1e3);
+  }
+  std::printf("\n  DRAM, all GPUs");
+  for (const auto& [category, bytes] : result["dram_bytes"].items()) {
+    if (bytes.get<std::uint64_t>() != 0) std::printf(" %s %.1f MB", category.c_str(), mb(bytes));
+  }
+  std::printf("\n  links          %.1f MB payload, %.1f MB on the wire\n",
+              mb(result["link_bytes"]["payload"]), mb(result["link_bytes"]["wire"]));
+  std::printf("  tracker, DMA   %llu tiles fired, %llu transfers\n",
+              result["tracker"]["fired"].get<unsigned long long>(),
+              result["dma"]["transfers"].get<unsigned long long>());
+  if (result.contains("functional_check")) {
+    std::printf("  data           %s\n", result["functional_check"].get<std::string>().c_str());
+  }
+  std::printf("  simulation     %llu transactions, %.2f s wall time\n",
+              result["transactions"]["total"].get<unsigned long long>(),
+              result["wall_time_s"].get<double>());
+}
+
+// The phase's time in us, or "-" if the scenario has no such phase.
+std::string phase_us(const nlohmann::json& result, const std::string& name) {
+  for (const auto& phase : result["phases"]) {
+    if (phase["name"] == name) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f", phase["time_ns"].get<double>() / 1e3);
+      return text;
+    }
+  }
+  return "-";
+}
+
+void print_compare(const std::vector<nlohmann::json>& results) {
+  const double sequential_bytes = results.front()["dram_bytes"]["total"].get<double>();
+  std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %9s\n", "scenario", "time", "speedup",
+              "gemm", "rs", "gemm+rs", "ag", "DRAM", "DRAM vs");
+  std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %9s\n", "", "us", "x seq", "us", "us", "us",
+              "us", "MB", "seq");
+  for (const nlohmann::json& result : results) {
+    const double bytes = result["dram_bytes"]["total"].get<double>();
+    std::printf("%-13s %10.1f %8.3f %10s %10s %10s %10s %10.1f %8.1f%%\n",
+                result["scenario"].get<std::string>().c_str(),
+                result["time_ns"].get<double>() / 1e3,
+                result["speedup_vs_sequential"].get<double>(), phase_us(result, "gemm").c_str(),
+                phase_us(result, "reduce_scatter").c_str(), phase_us(result, "gemm_rs").c_str(),
+                phase_us(result, "all_gather").c_str(), bytes / 1e6,
+                100.0 * (bytes - sequential_bytes) / sequential_bytes);
+  }
+  std::printf(
+      "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
+      "by all GPUs; ideal = max(gemm, rs) + ag of the sequential run's phases.\n");
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  po::options_description options = system_options();
+  options.add(workload_options()).add(scenario_options(true));
+  const auto values = parse(args, options);
+  if (values.count("help")) {
+    std::cout << "usage: t3sim run [OPTIONS]\nRuns one sublayer under one scenario on every GPU "
+                 "of the group and reports its time,\nphases, data movement and speedup over "
+                 "sequential.\n"
+              << options;
+    return 0;
+  }
+  ScenarioJob job = workload_job(values);
+  try {
+    job.scenario = parse_scenario(values["scenario"].as<std::string>());
+  } catch (const ConfigError& error) {
+    throw UsageError(std::string("--scenario: ") + error.what());
+  }
+  if (values.count("trace")) job.trace = values["trace"].as<std::string>();
+  if (values.count("vcd")) job.vcd = values["vcd"].as<std::string>();
+  const nlohmann::json result =
+      run_scenarios({job}, {job.scenario}, jobs_of(values)).front().front();
+  print_header("run", job, result);
+  print_run(result);
+  if (values.count("json")) write_json(values["json"].as<std::string>(), result);
+  return 0;
+}
+
+int compare_command(const std::vector<std::string>& args) {
+  po::options_description options = system_options();
+  options.add(workload_options()).add(scenario_options(false));
+  const auto values = parse(args, options);
+  if (values.count("help")) {
+    std::cout << "usage: t3sim compare [OPTIONS]\nRuns one sublayer under every scenario and "
+                 "prints them side by side.\n"
+              << options;
+    return 0;
+  }
+  const ScenarioJob job = workload_job(values);
+  const std::vector<nlohmann::json> results =
+      run_scenarios({job}, scenarios_of(values), jobs_of(values)).front();
+  print_header("compare", job, results.front());
+  print_compare(results);
+  if (values.count("json")) write_json(values["json"].as<std::string>(), results);
+  return 0;
+}
+
+}  // namespace t3::cli

@@ -1,0 +1,143 @@
+#include "apps/scenario_job.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "apps/cli.h"
+#include "apps/isolated.h"
+#include "models/system/scenario_run.h"
+#include "models/system/timeline.h"
+#include "models/system/vcd_trace.h"
+#include "testbenches/scenario_check.h"
+#include "workloads/model_zoo.h"
+
+namespace t3::cli {
+
+namespace {
+
+GemmShape shape_of(const ScenarioJob& job) {
+  return sublayer_gemm(model(job.model), job.sublayer, static_cast<int>(job.config.gpus),
+                       job.config.workload.tokens);
+}
+
+void add_workload(nlohmann::json& result, const ScenarioJob& job) {
+  const GemmShape shape = shape_of(job);
+  result["model"] = job.model;
+  result["sublayer"] = to_string(job.sublayer);
+  result["tp"] = job.config.gpus;
+  result["tokens"] = job.config.workload.tokens;
+  result["system"] = job.config.name;
+  result["shape"] = {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}};
+}
+
+}  // namespace
+
+nlohmann::json run_scenario_job(const ScenarioJob& job) {
+  const ScenarioPlan plan = plan_scenario(job.config, shape_of(job), job.scenario);
+  ScenarioRun run(job.config, plan);
+  std::unique_ptr<Timeline> timeline;
+  if (!job.trace.empty()) timeline = std::make_unique<Timeline>(run.group());
+  std::unique_ptr<VcdTrace> vcd;
+  if (!job.vcd.empty()) vcd = std::make_unique<VcdTrace>("vcd", run.group(), job.vcd);
+  std::unique_ptr<ScenarioCheck> check;
+  if (job.config.sim.mode == SimMode::Functional) {
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate, so operands can be loaded
+    check = std::make_unique<ScenarioCheck>(run.group(), plan, job.config.sim.seed);
+  }
+  run.run();
+  nlohmann::json result = run.result();
+  add_workload(result, job);
+  if (timeline) {
+    for (const auto& phase : result["phases"]) {
+      const double start = result["start_ns"].get<double>() + phase["start_ns"].get<double>();
+      timeline->add_phase(phase["name"], sc_core::sc_time(start, sc_core::SC_NS),
+                          sc_core::sc_time(start + phase["time_ns"].get<double>(), sc_core::SC_NS));
+    }
+    timeline->write(job.trace);
+  }
+  if (check) {
+    for (const std::string& error :
+         {check->check_reduce_scattered(), check->check_all_gathered()}) {
+      if (!error.empty()) {
+        throw std::runtime_error(std::string("functional check failed, scenario ") +
+                                 to_string(job.scenario) + ": " + error);
+      }
+    }
+    result["functional_check"] = "passed";
+  }
+  return result;
+}
+
+std::vector<Scenario> parse_scenarios(const std::string& list) {
+  if (list == "all") return all_scenarios();
+  std::vector<Scenario> scenarios = {Scenario::Sequential};
+  std::string::size_type start = 0;
+  while (start <= list.size()) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    Scenario scenario;
+    try {
+      scenario = parse_scenario(name);
+    } catch (const ConfigError& error) {
+      throw UsageError(std::string("--scenarios: ") + error.what());
+    }
+    if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
+      scenarios.push_back(scenario);
+    }
+    start = comma + 1;
+  }
+  return scenarios;
+}
+
+std::string describe(const ScenarioJob& job) {
+  return job.model + " " + to_string(job.sublayer) + " TP " + std::to_string(job.config.gpus) +
+         ", " + std::to_string(job.config.workload.tokens) + " tokens";
+}
+
+std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<ScenarioJob>& points,
+                                                       const std::vector<Scenario>& scenarios,
+                                                       int jobs, const Progress& progress) {
+  // Simulated per point: sequential first (every speedup needs it), then each other scenario
+  // once; ideal is derived.
+  std::vector<Scenario> simulated = {Scenario::Sequential};
+  for (Scenario scenario : scenarios) {
+    if (scenario != Scenario::Ideal &&
+        std::find(simulated.begin(), simulated.end(), scenario) == simulated.end()) {
+      simulated.push_back(scenario);
+    }
+  }
+  std::vector<IsolatedJob> work;
+  for (const ScenarioJob& point : points) {
+    for (Scenario scenario : simulated) {
+      ScenarioJob job = point;
+      job.scenario = scenario;
+      if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
+        job.trace.clear();  // only the scenarios asked for write timelines
+        job.vcd.clear();
+      }
+      work.push_back([job] { return run_scenario_job(job); });
+    }
+  }
+  const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress);
+  std::vector<std::vector<nlohmann::json>> results;
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
+    for (auto run = first; run != first + static_cast<std::ptrdiff_t>(simulated.size()); ++run) {
+      if (run->contains("error")) {
+        throw std::runtime_error(describe(points[p]) + ": " + (*run)["error"].get<std::string>());
+      }
+    }
+    std::vector<nlohmann::json> point;
+    for (Scenario scenario : scenarios) {
+      const auto index =
+          std::find(simulated.begin(), simulated.end(), scenario) - simulated.begin();
+      nlohmann::json result = scenario == Scenario::Ideal ? ideal_result(*first) : first[index];
+      set_speedup(result, *first);
+      point.push_back(std::move(result));
+    }
+    results.push_back(std::move(point));
+  }
+  return results;
+}
+
+}  // namespace t3::cli

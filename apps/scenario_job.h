@@ -1,0 +1,47 @@
+// One sublayer under one scenario as a job of the command line: plan it, simulate it (in the
+// calling process, which must not have elaborated a design yet), optionally check its data and
+// write its timeline, and return the result document.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/isolated.h"
+#include "config/system_config.h"
+#include "workloads/scenario.h"
+#include "workloads/sublayer.h"
+
+namespace t3::cli {
+
+struct ScenarioJob {
+  SystemConfig config;  // gpus = TP degree, workload.tokens set; sim.mode decides the data check
+  std::string model;
+  Sublayer sublayer = Sublayer::Fc2;
+  Scenario scenario = Scenario::Sequential;
+  std::string trace;  // Chrome trace-event file to write, if not empty
+  std::string vcd;    // VCD file to write, if not empty
+};
+
+// The result document of one simulated scenario (not ideal, which is derived): the run's own
+// fields (scenario_run.h) plus the workload. In functional mode it loads seeded integer-valued
+// operands and adds "functional_check": "passed", or throws naming the first wrong element.
+nlohmann::json run_scenario_job(const ScenarioJob& job);
+
+// Every scenario of `scenarios` for each workload of `points`, each simulation in a process of its
+// own (at most `jobs` at once, across all points), each point's sequential run done once and
+// shared, ideal derived from it, each result with speedup_vs_sequential. Results per point in the
+// order asked; a failed run throws its error, naming the workload.
+std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<ScenarioJob>& points,
+                                                       const std::vector<Scenario>& scenarios,
+                                                       int jobs, const Progress& progress = {});
+
+// A comma-separated list of scenario names ("all" for every one), sequential first whether named
+// or not (every speedup is measured against it). An unknown name throws UsageError.
+std::vector<Scenario> parse_scenarios(const std::string& list);
+
+// "t-nlg fc2 TP 8, 8192 tokens": how errors and progress name a workload.
+std::string describe(const ScenarioJob& job);
+
+}  // namespace t3::cli

@@ -1,0 +1,292 @@
+#include "apps/sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "config/system_config.h"
+#include "workloads/model_zoo.h"
+#include "workloads/sublayer.h"
+
+namespace t3::cli {
+
+namespace {
+
+const char* const kCategories[] = {"gemm_read", "gemm_write", "rs_read", "rs_write",
+                                   "rs_update", "ag_read",    "ag_write"};
+
+std::vector<std::string> sublayer_names() {
+  std::vector<std::string> names;
+  for (Sublayer sublayer : all_sublayers()) names.push_back(to_string(sublayer));
+  return names;
+}
+
+// Appends the cartesian product models x tp x sublayers x tokens x each set-path's values.
+void add_product(Suite& suite, const std::vector<std::string>& models, const std::vector<int>& tps,
+                 const std::vector<std::string>& sublayers, const std::vector<std::int64_t>& tokens,
+                 const std::vector<std::vector<std::string>>& set_lists) {
+  std::vector<std::vector<std::string>> sets = {{}};
+  for (const auto& choices : set_lists) {
+    std::vector<std::vector<std::string>> grown;
+    for (const auto& partial : sets) {
+      for (const auto& choice : choices) {
+        grown.push_back(partial);
+        grown.back().push_back(choice);
+      }
+    }
+    sets = std::move(grown);
+  }
+  for (const auto& model : models) {
+    for (int tp : tps) {
+      for (const auto& sublayer : sublayers) {
+        for (std::int64_t count : tokens) {
+          for (const auto& set : sets) suite.points.push_back({model, sublayer, tp, count, set});
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+std::vector<T> list_of(const nlohmann::json& product, const char* key, const std::string& where,
+                       std::vector<T> fallback) {
+  if (!product.contains(key)) {
+    if (fallback.empty()) throw ConfigError(where + ": key '" + key + "' is required");
+    return fallback;
+  }
+  const nlohmann::json& value = product.at(key);
+  if (!value.is_array() || value.empty()) {
+    throw ConfigError(where + "." + key + ": expected a non-empty list");
+  }
+  std::vector<T> items;
+  for (const auto& item : value) {
+    try {
+      items.push_back(item.get<T>());
+    } catch (const nlohmann::json::exception&) {
+      throw ConfigError(where + "." + key + ": " + item.dump() + " has the wrong type");
+    }
+  }
+  return items;
+}
+
+void add_group(Suite& suite, const nlohmann::json& product, const std::string& where) {
+  static const std::set<std::string> known = {"models", "tp", "sublayers", "tokens", "set"};
+  for (const auto& [key, value] : product.items()) {
+    if (!known.count(key) && key != "name" && key != "scenarios" && key != "groups") {
+      throw ConfigError(where + ": unknown key '" + key +
+                        "' (keys: models, tp, sublayers, tokens, set, scenarios, name, groups)");
+    }
+  }
+  const auto models = list_of<std::string>(product, "models", where, {});
+  for (const auto& name : models) model(name);  // an unknown model throws, listing the zoo
+  const auto sublayers = list_of<std::string>(product, "sublayers", where, sublayer_names());
+  for (const auto& name : sublayers) parse_sublayer(name);
+  std::vector<std::vector<std::string>> sets;
+  if (product.contains("set")) {
+    if (!product["set"].is_object()) throw ConfigError(where + ".set: expected an object");
+    for (const auto& [path, values] : product["set"].items()) {
+      if (!values.is_array() || values.empty()) {
+        throw ConfigError(where + ".set." + path + ": expected a non-empty list of values");
+      }
+      std::vector<std::string> choices;
+      for (const auto& value : values) {
+        choices.push_back(path + "=" +
+                          (value.is_string() ? value.get<std::string>() : value.dump()));
+      }
+      sets.push_back(choices);
+    }
+  }
+  add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers,
+              list_of<std::int64_t>(product, "tokens", where, {0}), sets);
+}
+
+double geomean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double value : values) sum += std::log(value);
+  return values.empty() ? 0 : std::exp(sum / static_cast<double>(values.size()));
+}
+
+std::string fixed(double value, int digits) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(digits);
+  text << value;
+  return text.str();
+}
+
+double dram_ratio(const nlohmann::json& result, const nlohmann::json& sequential) {
+  return result["dram_bytes"]["total"].get<double>() /
+         sequential["dram_bytes"]["total"].get<double>();
+}
+
+// Rows of speedups and DRAM ratios over `rows` (indices into results), then geomean and max.
+void write_table(std::ostream& out, const Suite& suite,
+                 const std::vector<std::vector<nlohmann::json>>& results,
+                 const std::vector<std::size_t>& rows) {
+  std::vector<Scenario> shown(suite.scenarios.begin() + 1, suite.scenarios.end());
+  out << "| TP | sublayer | tokens | sets |";
+  for (Scenario s : shown) out << " " << to_string(s) << " speedup |";
+  for (Scenario s : shown) out << " " << to_string(s) << " DRAM |";
+  out << "\n|---|---|---|---|";
+  for (std::size_t i = 0; i < 2 * shown.size(); ++i) out << "---|";
+  out << "\n";
+  std::vector<std::vector<double>> speedups(shown.size()), ratios(shown.size());
+  for (std::size_t row : rows) {
+    const SweepPoint& point = suite.points[row];
+    std::string sets;
+    for (const auto& set : point.sets) sets += (sets.empty() ? "" : " ") + set;
+    out << "| " << point.tp << " | " << point.sublayer << " | "
+        << results[row].front()["tokens"].get<std::int64_t>() << " | "
+        << (sets.empty() ? "-" : sets) << " |";
+    for (std::size_t s = 0; s < shown.size(); ++s) {
+      speedups[s].push_back(results[row][s + 1]["speedup_vs_sequential"].get<double>());
+      out << " " << fixed(speedups[s].back(), 3) << " |";
+    }
+    for (std::size_t s = 0; s < shown.size(); ++s) {
+      ratios[s].push_back(dram_ratio(results[row][s + 1], results[row].front()));
+      out << " " << fixed(100 * (1 - ratios[s].back()), 1) << "% |";
+    }
+    out << "\n";
+  }
+  out << "| **geomean** | | | |";
+  for (const auto& values : speedups) out << " **" << fixed(geomean(values), 3) << "** |";
+  for (const auto& values : ratios)
+    out << " **" << fixed(100 * (1 - geomean(values)), 1) << "%** |";
+  out << "\n| **max** | | | |";
+  for (const auto& values : speedups) {
+    out << " **" << fixed(*std::max_element(values.begin(), values.end()), 3) << "** |";
+  }
+  for (const auto& values : ratios) {
+    out << " **" << fixed(100 * (1 - *std::min_element(values.begin(), values.end())), 1)
+        << "%** |";
+  }
+  out << "\n\n";
+}
+
+void write_summary(const std::string& path, const Suite& suite, const std::string& system,
+                   const std::vector<std::vector<nlohmann::json>>& results) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write '" + path + "'");
+  out << "# Sweep summary: suite " << suite.name << ", system " << system << "\n\n"
+      << "Speedup = sequential time / scenario time. DRAM = reduction of the bytes read, written "
+         "and updated in HBM by all GPUs, against sequential (positive: less data moved). "
+         "Geomean and max are over the rows of each table. Every figure is measured by this "
+         "sweep; none is a published one.\n\n";
+  std::vector<std::string> models;
+  for (const SweepPoint& point : suite.points) {
+    if (std::find(models.begin(), models.end(), point.model) == models.end()) {
+      models.push_back(point.model);
+    }
+  }
+  std::vector<std::size_t> all;
+  for (const std::string& name : models) {
+    std::vector<std::size_t> rows;
+    for (std::size_t p = 0; p < suite.points.size(); ++p) {
+      if (suite.points[p].model == name) rows.push_back(p);
+    }
+    all.insert(all.end(), rows.begin(), rows.end());
+    out << "## " << name << "\n\n";
+    write_table(out, suite, results, rows);
+  }
+  if (models.size() > 1) {
+    out << "## All models\n\n";
+    write_table(out, suite, results, all);
+  }
+}
+
+void write_csv(const std::string& path, const nlohmann::json& records) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write '" + path + "'");
+  out << "model,sublayer,tp,tokens,sets,scenario,time_ns,speedup_vs_sequential,gemm_ns,"
+         "reduce_scatter_ns,gemm_rs_ns,all_gather_ns,dram_total";
+  for (const char* category : kCategories) out << "," << category;
+  out << ",link_payload_bytes,tracker_fired,dma_transfers,transactions,wall_time_s\n";
+  for (const auto& record : records) {
+    std::map<std::string, double> phases;
+    for (const auto& phase : record["phases"]) phases[phase["name"]] = phase["time_ns"];
+    std::string sets;
+    for (const auto& set : record["point"]["sets"])
+      sets += (sets.empty() ? "" : ";") + set.get<std::string>();
+    out << record["model"].get<std::string>() << "," << record["sublayer"].get<std::string>() << ","
+        << record["tp"] << "," << record["tokens"] << "," << sets << ","
+        << record["scenario"].get<std::string>() << "," << record["time_ns"] << ","
+        << record["speedup_vs_sequential"] << "," << phases["gemm"] << ","
+        << phases["reduce_scatter"] << "," << phases["gemm_rs"] << "," << phases["all_gather"]
+        << "," << record["dram_bytes"]["total"];
+    for (const char* category : kCategories) out << "," << record["dram_bytes"][category];
+    out << "," << record["link_bytes"]["payload"] << "," << record["tracker"]["fired"] << ","
+        << record["dma"]["transfers"] << "," << record["transactions"]["total"] << ","
+        << record["wall_time_s"] << "\n";
+  }
+}
+
+}  // namespace
+
+Suite paper_suite() {
+  Suite suite;
+  suite.name = "paper";
+  suite.scenarios = all_scenarios();
+  add_product(suite, {"mega-gpt-2", "t-nlg"}, {8, 16}, sublayer_names(), {0}, {});
+  add_product(suite, {"gpt-3", "palm", "mt-nlg"}, {32}, sublayer_names(), {0}, {});
+  return suite;
+}
+
+Suite load_suite(const std::string& name_or_path) {
+  if (name_or_path == "paper") return paper_suite();
+  std::ifstream file(name_or_path);
+  if (!file) {
+    throw ConfigError("suite '" + name_or_path + "': not 'paper' and not a readable file");
+  }
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(file);
+  } catch (const nlohmann::json::parse_error& error) {
+    throw ConfigError(name_or_path + ": not valid JSON: " + error.what());
+  }
+  if (!document.is_object()) throw ConfigError(name_or_path + ": expected a JSON object");
+  Suite suite;
+  suite.name = document.value("name", name_or_path);
+  suite.scenarios = {Scenario::Sequential};
+  for (const auto& name : list_of<std::string>(document, "scenarios", name_or_path, {"all"})) {
+    const std::vector<Scenario> named =
+        name == "all" ? all_scenarios() : std::vector<Scenario>{parse_scenario(name)};
+    for (Scenario scenario : named) {
+      if (std::find(suite.scenarios.begin(), suite.scenarios.end(), scenario) ==
+          suite.scenarios.end()) {
+        suite.scenarios.push_back(scenario);
+      }
+    }
+  }
+  if (document.contains("groups")) {
+    if (!document["groups"].is_array())
+      throw ConfigError(name_or_path + ".groups: expected a list");
+    for (std::size_t g = 0; g < document["groups"].size(); ++g) {
+      add_group(suite, document["groups"][g], name_or_path + ".groups[" + std::to_string(g) + "]");
+    }
+  } else {
+    add_group(suite, document, name_or_path);
+  }
+  return suite;
+}
+
+void write_sweep(const std::string& dir, const Suite& suite, const std::string& system,
+                 const std::vector<std::vector<nlohmann::json>>& results) {
+  nlohmann::json records = nlohmann::json::array();
+  for (std::size_t p = 0; p < results.size(); ++p) {
+    for (const nlohmann::json& result : results[p]) {
+      nlohmann::json record = result;
+      record["point"] = {{"index", p}, {"sets", suite.points[p].sets}};
+      records.push_back(std::move(record));
+    }
+  }
+  std::ofstream json(dir + "/results.json");
+  if (!json) throw std::runtime_error("cannot write '" + dir + "/results.json'");
+  json << records.dump(1) << "\n";
+  write_csv(dir + "/results.csv", records);
+  write_summary(dir + "/summary.md", suite, system, results);
+}
+
+}  // namespace t3::cli

@@ -1,0 +1,169 @@
+// t3sim sweep: a suite of sublayer runs, run here in parallel processes, or written out as one
+// shell command per workload for GNU parallel or a Slurm job array and collected afterwards.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "apps/cli.h"
+#include "apps/scenario_job.h"
+#include "apps/sweep.h"
+#include "config/config_io.h"
+
+namespace t3::cli {
+
+namespace {
+
+po::options_description sweep_options() {
+  po::options_description options("Sweep");
+  options.add_options()("suite", po::value<std::string>()->default_value("paper"),
+                        "'paper' (the T3 paper's evaluation) or a suite JSON file")(
+      "out", po::value<std::string>(), "directory for results.json, results.csv, summary.md")(
+      "jobs", po::value<int>()->default_value(default_jobs()),
+      "simulations run at once, each in its own process")(
+      "emit-jobs", po::value<std::string>(),
+      "write one shell command per workload to this file instead of running")(
+      "collect", "read the results the emitted commands wrote under --out and summarise them");
+  return options;
+}
+
+std::string quoted(const std::string& word) {
+  std::string text = "'";
+  for (char c : word) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return text + "'";
+}
+
+std::string self_path() {
+  std::error_code error;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "t3sim" : path.string();
+}
+
+// A preset name stays a name; a file becomes absolute, so emitted commands run from anywhere.
+std::string system_argument(const std::string& system) {
+  if (!std::filesystem::exists(system)) return system;
+  return std::filesystem::absolute(system).string();
+}
+
+std::vector<std::string> base_sets(const po::variables_map& values) {
+  return values.count("set") ? values["set"].as<std::vector<std::string>>()
+                             : std::vector<std::string>{};
+}
+
+ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point) {
+  ScenarioJob job;
+  job.config = load_system(values["system"].as<std::string>());
+  for (const auto& set : base_sets(values)) apply_override(job.config, set);
+  apply_override(job.config, "gpus=" + std::to_string(point.tp));
+  if (point.tokens > 0)
+    apply_override(job.config, "workload.tokens=" + std::to_string(point.tokens));
+  for (const auto& set : point.sets) apply_override(job.config, set);
+  validate(job.config);
+  job.model = point.model;
+  job.sublayer = parse_sublayer(point.sublayer);
+  return job;
+}
+
+std::string point_file(const std::string& out, std::size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "point-%04zu.json", index);
+  return out + "/points/" + name;
+}
+
+void emit_jobs(const po::variables_map& values, const Suite& suite, const std::string& out,
+               const std::string& path) {
+  std::ofstream file(path);
+  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+  std::filesystem::create_directories(out + "/points");
+  std::string scenarios;
+  for (Scenario s : suite.scenarios)
+    scenarios += (scenarios.empty() ? "" : ",") + std::string(to_string(s));
+  for (std::size_t p = 0; p < suite.points.size(); ++p) {
+    const SweepPoint& point = suite.points[p];
+    file << quoted(self_path()) << " compare --jobs 1 --system "
+         << quoted(system_argument(values["system"].as<std::string>())) << " --model "
+         << quoted(point.model) << " --sublayer " << quoted(point.sublayer) << " --tp " << point.tp;
+    if (point.tokens > 0) file << " --tokens " << point.tokens;
+    for (const auto& set : base_sets(values)) file << " --set " << quoted(set);
+    for (const auto& set : point.sets) file << " --set " << quoted(set);
+    file << " --scenarios " << scenarios << " --json " << quoted(point_file(out, p)) << "\n";
+  }
+  std::printf(
+      "t3sim sweep: wrote %zu commands to %s; run them (e.g. parallel < %s), then\n"
+      "  t3sim sweep --suite %s --out %s --collect\n",
+      suite.points.size(), path.c_str(), path.c_str(), values["suite"].as<std::string>().c_str(),
+      out.c_str());
+}
+
+std::vector<std::vector<nlohmann::json>> collect(const Suite& suite, const std::string& out) {
+  std::vector<std::vector<nlohmann::json>> results;
+  for (std::size_t p = 0; p < suite.points.size(); ++p) {
+    const std::string path = point_file(out, p);
+    std::ifstream file(path);
+    if (!file) throw std::runtime_error("sweep --collect: '" + path + "' is missing (run its job)");
+    const nlohmann::json point = nlohmann::json::parse(file);
+    if (!point.is_array() || point.size() != suite.scenarios.size()) {
+      throw std::runtime_error("sweep --collect: '" + path + "' does not hold " +
+                               std::to_string(suite.scenarios.size()) + " scenario results");
+    }
+    results.push_back(point.get<std::vector<nlohmann::json>>());
+  }
+  return results;
+}
+
+// A progress bar on stderr: redrawn in place on a terminal, a line per tenth otherwise.
+Progress progress_bar() {
+  const bool terminal = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  return [terminal, start](std::size_t done, std::size_t total) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::size_t filled = 30 * done / total;
+    if (!terminal && done != total && 10 * done / total == 10 * (done - 1) / total) return;
+    std::fprintf(stderr, "%s[%s%s] %zu/%zu simulations, %.0f s%s", terminal ? "\r" : "",
+                 std::string(filled, '#').c_str(), std::string(30 - filled, ' ').c_str(), done,
+                 total, seconds, terminal && done != total ? "" : "\n");
+  };
+}
+
+}  // namespace
+
+int sweep_command(const std::vector<std::string>& args) {
+  po::options_description options = system_options();
+  options.add(sweep_options());
+  const auto values = parse(args, options);
+  if (values.count("help")) {
+    std::cout << "usage: t3sim sweep --out DIR [OPTIONS]\nRuns a suite of sublayers under its "
+                 "scenarios and writes results.json, results.csv and summary.md.\n"
+              << options;
+    return 0;
+  }
+  if (values.count("tp")) throw UsageError("--tp: a sweep takes its TP degrees from the suite");
+  if (!values.count("out")) throw UsageError("--out DIR is required");
+  const std::string out = values["out"].as<std::string>();
+  const Suite suite = load_suite(values["suite"].as<std::string>());
+  std::vector<ScenarioJob> points;
+  for (const SweepPoint& point : suite.points) points.push_back(point_job(values, point));
+  std::filesystem::create_directories(out);
+  if (values.count("emit-jobs")) {
+    emit_jobs(values, suite, out, values["emit-jobs"].as<std::string>());
+    return 0;
+  }
+  const int jobs = values["jobs"].as<int>();
+  if (jobs < 1) throw UsageError("--jobs " + std::to_string(jobs) + ": must be at least 1");
+  const auto results = values.count("collect")
+                           ? collect(suite, out)
+                           : run_scenarios(points, suite.scenarios, jobs, progress_bar());
+  write_sweep(out, suite, values["system"].as<std::string>(), results);
+  std::printf(
+      "t3sim sweep: suite %s, %zu workloads x %zu scenarios; wrote %s/results.json, "
+      "%s/results.csv, %s/summary.md\n",
+      suite.name.c_str(), suite.points.size(), suite.scenarios.size(), out.c_str(), out.c_str(),
+      out.c_str());
+  return 0;
+}
+
+}  // namespace t3::cli
