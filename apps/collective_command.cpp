@@ -227,17 +227,6 @@ void check_impl_options(const po::variables_map& values, Impl impl) {
   }
 }
 
-// The blocks the DMA ring runs on, per GPU (the group report leaves them out).
-nlohmann::json dma_report(const TpGroup& group) {
-  nlohmann::json gpus = nlohmann::json::array();
-  for (int g = 0; g < group.gpus(); ++g) {
-    gpus.push_back({{"gpu", g},
-                    {"tracker", group.gpu(g).tracker.report()},
-                    {"dma", group.gpu(g).dma.report()}});
-  }
-  return gpus;
-}
-
 }  // namespace
 
 int collective_command(const std::vector<std::string>& args) {
@@ -349,7 +338,6 @@ int collective_command(const std::vector<std::string>& args) {
       document["channels"] = sm_spec.channels;
     } else {
       document["slices"] = dma_slices(dma);
-      document["dma_nmc"] = dma_report(group);
     }
     write_json(values["json"].as<std::string>(), document);
   }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "models/dma/dma_registers.h"
 #include "models/gpu/mmio_map.h"
 #include "models/tracker/tracker_registers.h"
 #include "workloads/gemm_plan.h"
@@ -12,27 +13,6 @@
 
 namespace t3 {
 namespace {
-
-// The DMA engine's register map (models/dma/dma_engine.h, docs/registers.md). That header pulls
-// in SystemC, which the workload layer must not, so the offsets this file uses are repeated here;
-// test_dma_collective checks them against the model's.
-namespace dma_map {
-constexpr std::uint64_t kStatus = 0x000;
-constexpr std::uint64_t kDescriptorBase = 0x100;
-constexpr std::uint64_t kDescriptorStride = 0x40;
-constexpr std::uint64_t kSrcLow = 0x00;
-constexpr std::uint64_t kDstLow = 0x08;
-constexpr std::uint64_t kSizeLow = 0x10;
-constexpr std::uint64_t kOp = 0x18;
-constexpr std::uint64_t kElement = 0x1c;
-constexpr std::uint64_t kTag = 0x20;
-constexpr std::uint64_t kDoorbell = 0x24;
-constexpr std::uint32_t kOpStore = 1;
-constexpr std::uint32_t kOpUpdate = 2;
-std::uint64_t descriptor(int d, std::uint64_t reg) {
-  return kDescriptorBase + static_cast<std::uint64_t>(d) * kDescriptorStride + reg;
-}
-}  // namespace dma_map
 
 int mod(int value, int n) {
   const int m = value % n;
@@ -125,17 +105,19 @@ void ring_doorbells(Writer& w, const RankOp& r) {
   for (int j = 0; j < r.slices; ++j) {
     const std::uint64_t offset =
         static_cast<std::uint64_t>(p) * r.chunk + static_cast<std::uint64_t>(j) * r.slice;
-    const auto reg = [&](std::uint64_t field) { return r.dma + dma_map::descriptor(j, field); };
+    const auto reg = [&](std::uint64_t field) {
+      return r.dma + dma::descriptor_register(j, field);
+    };
     const std::string note = "descriptor " + std::to_string(j) + " (chunk " + std::to_string(p) +
                              " slice " + std::to_string(j) + ")";
-    w.write64(reg(dma_map::kSrcLow), r.buffer + offset, note + " source");
-    w.write64(reg(dma_map::kDstLow), r.next + offset, note + " destination");
-    w.write64(reg(dma_map::kSizeLow), r.slice, note + " size");
-    w.write(reg(dma_map::kOp), r.reduce() ? dma_map::kOpUpdate : dma_map::kOpStore,
+    w.write64(reg(dma::kSrcLow), r.buffer + offset, note + " source");
+    w.write64(reg(dma::kDstLow), r.next + offset, note + " destination");
+    w.write64(reg(dma::kSizeLow), r.slice, note + " size");
+    w.write(reg(dma::kOp), r.reduce() ? dma::kOpUpdate : dma::kOpStore,
             note + (r.reduce() ? " op = update" : " op = store"));
-    w.write(reg(dma_map::kElement), r.element, note + " element");
-    w.write(reg(dma_map::kTag), dma_slice_tag(p, j, r.slices), note + " tag");
-    w.write(reg(dma_map::kDoorbell), 1, note + " doorbell");
+    w.write(reg(dma::kElement), r.element, note + " element");
+    w.write(reg(dma::kTag), dma_slice_tag(p, j, r.slices), note + " tag");
+    w.write(reg(dma::kDoorbell), 1, note + " doorbell");
   }
 }
 
@@ -150,7 +132,7 @@ void wait_done(Writer& w, const RankOp& r, std::vector<std::uint32_t>& done) {
            "wait for chunk " + std::to_string(p) + " (region " + std::to_string(region) +
                (p == r.last() ? ", the last one)" : ")"));
   }
-  w.poll(r.dma + dma_map::kStatus, 0, "wait for the DMA engine to be idle");
+  w.poll(r.dma + dma::kStatus, 0, "wait for the DMA engine to be idle");
 }
 
 }  // namespace

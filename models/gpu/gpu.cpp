@@ -58,6 +58,8 @@ nlohmann::json Gpu::report() const {
           {"memory", memory.report()},
           {"l2", l2.report()},
           {"router", router.report()},
+          {"tracker", tracker.report()},
+          {"dma", dma.report()},
           {"sms", sms}};
 }
 

@@ -275,6 +275,7 @@ nlohmann::json Tracker::report() const {
   j["refused"] = stats_.refused;
   j["counted_bytes"] = stats_.counted_bytes;
   j["pending"] = pending();
+  j["tag_group"] = tag_group_;
   nlohmann::json regions = nlohmann::json::object();
   for (int r = 0; r < kRegions; ++r) {
     const Region& g = regions_[static_cast<std::size_t>(r)];

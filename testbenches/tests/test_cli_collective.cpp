@@ -115,8 +115,8 @@ TEST_CASE("cli collective --impl ring-dma-nmc all-reduce TP 4: the same figures,
   // The DMA ring moves the data and nothing else over the links.
   CHECK(doc.at("link_bytes").at("payload") == doc.at("link_bytes").at("ring_data"));
   // Every GPU's DMA engine sent its slices and forwarded the rest; nothing failed.
-  REQUIRE(doc.at("dma_nmc").size() == 4);
-  for (const auto& gpu : doc.at("dma_nmc")) {
+  REQUIRE(doc.at("stats").at("gpus").size() == 4);
+  for (const auto& gpu : doc.at("stats").at("gpus")) {
     INFO("GPU " << gpu.at("gpu"));
     CHECK(gpu.at("dma").at("doorbells").get<std::uint64_t>() == 2 * 16);
     CHECK(gpu.at("dma").at("triggered").get<std::uint64_t>() == 2 * 2 * 16);
