@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -129,6 +130,52 @@ TEST_CASE("t3sim compare on a small sublayer keeps its arithmetic and is determi
     for (auto& result : *results) result.erase("wall_time_s");
   }
   CHECK(first.dump() == second.dump());
+}
+
+TEST_CASE("t3sim run --trace writes a timeline whose events agree with the result",
+          "[cli][trace]") {
+  const std::string trace = std::string(T3SIM_TEST_BINARY_DIR) + "/run-trace.json";
+  std::remove(trace.c_str());
+  const nlohmann::json result =
+      t3sim("run",
+            "--model mega-gpt-2 --sublayer op --tp 2 --tokens 512 --scenario t3-mca --trace \"" +
+                trace + "\"",
+            "run-trace-result.json");
+  std::ifstream file(trace);
+  REQUIRE(file);
+  const nlohmann::json timeline = nlohmann::json::parse(file);
+  REQUIRE(timeline.at("traceEvents").is_array());
+  std::map<std::string, std::size_t> counts;
+  std::vector<nlohmann::json> phases;
+  double last_end_us = 0;
+  for (const nlohmann::json& event : timeline["traceEvents"]) {
+    REQUIRE(event.contains("ph"));
+    REQUIRE(event.contains("pid"));
+    REQUIRE(event.contains("ts"));
+    if (event["ph"] == "M") continue;
+    const double end = event["ts"].get<double>() + event.value("dur", 0.0);
+    last_end_us = std::max(last_end_us, end);
+    ++counts[event.value("cat", std::string("-")) + "/" + event["ph"].get<std::string>()];
+    if (event.value("cat", std::string()) == "phase") phases.push_back(event);
+  }
+  // Phase spans are the result's phases, at its clock start, in microseconds.
+  REQUIRE(phases.size() == result["phases"].size());
+  const double start_ns = result["start_ns"];
+  for (std::size_t k = 0; k < phases.size(); ++k) {
+    const nlohmann::json& phase = result["phases"][k];
+    CHECK(phases[k]["name"] == phase["name"]);
+    CHECK(phases[k]["ts"].get<double>() ==
+          Approx((start_ns + phase["start_ns"].get<double>()) / 1e3).epsilon(1e-9));
+    CHECK(phases[k]["dur"].get<double>() ==
+          Approx(phase["time_ns"].get<double>() / 1e3).epsilon(1e-9));
+  }
+  // Every DMA transfer and tracker fire the result counts is on the timeline, and nothing ends
+  // after the simulation did.
+  CHECK(counts["dma/X"] == result["dma"]["transfers"].get<std::size_t>());
+  CHECK(counts["tracker/i"] == result["tracker"]["fired"].get<std::size_t>());
+  CHECK(counts["workgroup/X"] > 0);
+  CHECK(counts["link/X"] > 0);
+  CHECK(last_end_us <= result["simulated_ns"].get<double>() / 1e3 + 1e-6);
 }
 
 TEST_CASE("t3sim run checks its data in functional mode", "[cli][scenario]") {
