@@ -14,22 +14,26 @@ namespace {
 const char* kUsage =
     "usage: t3sim [COMMAND] [OPTIONS]\n"
     "\n"
+    "With no command, runs the default job: t3sim compare --model t-nlg --sublayer fc2 --tp 8\n"
+    "\n"
     "commands:\n"
-    "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
-    "              figures (the default job)\n"
     "  run         one sublayer under one scenario (sequential, t3, t3-mca, ideal,\n"
     "              ideal-rs-nmc) on every GPU of the group\n"
-    "  compare     every scenario for one sublayer, side by side\n"
+    "  compare     every scenario for one sublayer, side by side (the default job)\n"
     "  sweep       a suite of sublayers and scenarios (--suite paper) in parallel processes\n"
     "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"
     "  collective  one ring collective on the group, with nccl-tests algbw/busbw (--op, --bytes)\n"
+    "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
+    "              figures\n"
     "  config      print the effective configuration, or --table for every parameter\n"
     "\n"
     "`t3sim COMMAND --help` lists a command's options.\n";
 
 int dispatch(const std::vector<std::string>& words) {
   using namespace t3::cli;
-  if (words.empty()) return bandwidth_command({});
+  if (words.empty()) {
+    return compare_command({"--model", "t-nlg", "--sublayer", "fc2", "--tp", "8"});
+  }
   const std::string& command = words.front();
   const std::vector<std::string> args(words.begin() + 1, words.end());
   if (command == "bandwidth") return bandwidth_command(args);
