@@ -108,7 +108,7 @@ std::string phase_us(const nlohmann::json& result, const std::string& name) {
 void print_compare(const std::vector<nlohmann::json>& results) {
   const double sequential_bytes = results.front()["dram_bytes"]["total"].get<double>();
   std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %9s\n", "scenario", "time", "speedup",
-              "gemm", "rs", "gemm+rs", "ag", "DRAM", "DRAM vs");
+              "gemm", "rs", "gemm+rs", "ag", "DRAM", "DRAM");
   std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %9s\n", "", "us", "x seq", "us", "us", "us",
               "us", "MB", "seq");
   for (const nlohmann::json& result : results) {
@@ -119,11 +119,12 @@ void print_compare(const std::vector<nlohmann::json>& results) {
                 result["speedup_vs_sequential"].get<double>(), phase_us(result, "gemm").c_str(),
                 phase_us(result, "reduce_scatter").c_str(), phase_us(result, "gemm_rs").c_str(),
                 phase_us(result, "all_gather").c_str(), bytes / 1e6,
-                100.0 * (bytes - sequential_bytes) / sequential_bytes);
+                100.0 * (sequential_bytes - bytes) / sequential_bytes);
   }
   std::printf(
       "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
-      "by all GPUs; ideal = max(gemm, rs) + ag of the sequential run's phases.\n");
+      "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag of the\n"
+      "sequential run's phases.\n");
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ std::vector<std::vector<nlohmann::json>> collect(const Suite& suite, const std::
   return results;
 }
 
-// A progress bar on stderr: redrawn in place on a terminal, a line per tenth otherwise.
+// A progress bar on stderr: redrawn in place on a terminal, a line per simulation otherwise.
 Progress progress_bar() {
   const bool terminal = isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
@@ -122,7 +122,6 @@ Progress progress_bar() {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::size_t filled = 30 * done / total;
-    if (!terminal && done != total && 10 * done / total == 10 * (done - 1) / total) return;
     std::fprintf(stderr, "%s[%s%s] %zu/%zu simulations, %.0f s%s", terminal ? "\r" : "",
                  std::string(filled, '#').c_str(), std::string(30 - filled, ' ').c_str(), done,
                  total, seconds, terminal && done != total ? "" : "\n");
@@ -143,7 +142,8 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   if (values.count("tp")) throw UsageError("--tp: a sweep takes its TP degrees from the suite");
   if (!values.count("out")) throw UsageError("--out DIR is required");
-  const std::string out = values["out"].as<std::string>();
+  // Absolute, so emitted commands write where --collect reads from any working directory.
+  const std::string out = std::filesystem::absolute(values["out"].as<std::string>()).string();
   const Suite suite = load_suite(values["suite"].as<std::string>());
   std::vector<ScenarioJob> points;
   for (const SweepPoint& point : suite.points) points.push_back(point_job(values, point));
