@@ -1,5 +1,5 @@
 // A golden-model run (docs/verification.md walks through it): T3's fused GEMM + reduce-scatter
-// on 4 GPUs, on the small configuration of testbenches/tests/test_scenario.cpp, in functional
+// on 4 GPUs, on the small configuration of testbenches/small_system.h, in functional
 // mode. ScenarioCheck loads integer-valued fp32 operands into every GPU and checks the
 // reduce-scattered chunks and the all-gathered output bit for bit against the reference GEMM.
 // Prints the checks, the sublayer time and the DRAM bytes; exit status 1 on a mismatch.

@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <systemc>
 #include <tlm>
@@ -23,6 +21,7 @@
 #include "models/sm/dispatcher.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
+#include "testbenches/child_process.h"
 #include "tlm_interconnect/element.h"
 #include "workloads/collective_program.h"
 
@@ -482,48 +481,6 @@ std::vector<std::int64_t> all_reduce_schedule(bool functional) {
   return values;
 }
 
-// Runs `run` in a child process, so its design gets a fresh SystemC kernel, and returns what it
-// computed (empty if it failed).
-std::vector<std::int64_t> in_child_process(const std::function<std::vector<std::int64_t>()>& run) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    int code = 0;
-    try {
-      const std::vector<std::int64_t> values = run();
-      const auto* data = reinterpret_cast<const char*>(values.data());
-      std::size_t left = values.size() * sizeof(std::int64_t);
-      while (left > 0) {
-        const ssize_t written = write(fds[1], data, left);
-        if (written <= 0) break;
-        data += written;
-        left -= static_cast<std::size_t>(written);
-      }
-    } catch (...) {
-      code = 1;
-    }
-    close(fds[1]);
-    _exit(code);
-  }
-  close(fds[1]);
-  std::vector<char> bytes;
-  char buffer[4096];
-  for (ssize_t got; (got = read(fds[0], buffer, sizeof buffer)) > 0;) {
-    bytes.insert(bytes.end(), buffer, buffer + got);
-  }
-  close(fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  std::vector<std::int64_t> values(bytes.size() / sizeof(std::int64_t));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(std::int64_t));
-  return values;
-}
-
 }  // namespace
 
 TEST_CASE("collective all-reduce takes the same time in timing and functional mode",
@@ -532,8 +489,13 @@ TEST_CASE("collective all-reduce takes the same time in timing and functional mo
   // the same time whether data moves or not. Each design runs alone in its own SystemC kernel
   // (the timing one in a child process): two designs in one kernel would share its event queue,
   // and the order of simultaneous events, hence of equal-time link reservations, would change.
-  const std::vector<std::int64_t> timing =
-      in_child_process([] { return all_reduce_schedule(false); });
+  const std::string bytes = run_in_child([] {
+    const std::vector<std::int64_t> values = all_reduce_schedule(false);
+    return std::string(reinterpret_cast<const char*>(values.data()),
+                       values.size() * sizeof(std::int64_t));
+  });
+  std::vector<std::int64_t> timing(bytes.size() / sizeof(std::int64_t));
+  std::memcpy(timing.data(), bytes.data(), timing.size() * sizeof(std::int64_t));
   const std::vector<std::int64_t> functional = all_reduce_schedule(true);
   REQUIRE(timing.size() == functional.size());
   REQUIRE(timing.size() == 4 * (2 * 3 + 8 * 2));

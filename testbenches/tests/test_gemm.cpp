@@ -8,22 +8,12 @@
 #include "models/system/simulation.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/reference_gemm.h"
+#include "testbenches/small_system.h"
 #include "workloads/gemm_plan.h"
 
 using namespace t3;
 
 namespace {
-
-SystemConfig small_system(int gpus) {
-  SystemConfig config = load_system("t3-paper");
-  for (const char* assignment : {"sim.mode=functional", "sm.count=4", "gemm.tile_m=32",
-                                 "gemm.tile_n=16", "gemm.tile_k=8", "l2.size_bytes=65536"}) {
-    apply_override(config, assignment);
-  }
-  apply_override(config, "gpus=" + std::to_string(gpus));
-  validate(config);
-  return config;
-}
 
 // Each GPU multiplies its own integer-valued fp32 operands; C must equal the reference exactly.
 void check_functional(const GemmShape& shape, WgOrder order) {

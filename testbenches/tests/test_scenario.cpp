@@ -8,22 +8,12 @@
 #include "config/config_io.h"
 #include "models/system/scenario_run.h"
 #include "testbenches/scenario_check.h"
+#include "testbenches/small_system.h"
 #include "workloads/t3_plan.h"
 
 using namespace t3;
 
 namespace {
-
-SystemConfig small_system(int gpus) {
-  SystemConfig config = load_system("t3-paper");
-  for (const char* assignment : {"sim.mode=functional", "sm.count=4", "gemm.tile_m=32",
-                                 "gemm.tile_n=16", "gemm.tile_k=8", "l2.size_bytes=65536"}) {
-    apply_override(config, assignment);
-  }
-  apply_override(config, "gpus=" + std::to_string(gpus));
-  validate(config);
-  return config;
-}
 
 // Two tile rows per chunk; N = 40 leaves a ragged last tile column.
 GemmShape small_shape(int gpus) {

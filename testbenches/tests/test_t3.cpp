@@ -15,6 +15,7 @@
 #include "models/tracker/tracker_registers.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/reference_gemm.h"
+#include "testbenches/small_system.h"
 #include "workloads/gemm_plan.h"
 #include "workloads/model_zoo.h"
 #include "workloads/sublayer.h"
@@ -23,17 +24,6 @@
 using namespace t3;
 
 namespace {
-
-SystemConfig small_system(int gpus) {
-  SystemConfig config = load_system("t3-paper");
-  for (const char* assignment : {"sim.mode=functional", "sm.count=4", "gemm.tile_m=32",
-                                 "gemm.tile_n=16", "gemm.tile_k=8", "l2.size_bytes=65536"}) {
-    apply_override(config, assignment);
-  }
-  apply_override(config, "gpus=" + std::to_string(gpus));
-  validate(config);
-  return config;
-}
 
 // Adds the fp32 values of `band` into `sum`.
 void accumulate(Bytes& sum, const Bytes& band) {

@@ -2,7 +2,6 @@
 // of the blocks appears once, with the blocks' own times, in a file Perfetto accepts.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,8 @@
 #include "models/system/timeline.h"
 #include "models/system/tp_group.h"
 #include "models/system/vcd_trace.h"
+#include "testbenches/child_process.h"
+#include "testbenches/small_system.h"
 #include "workloads/t3_plan.h"
 
 using namespace t3;
@@ -31,17 +32,6 @@ using nlohmann::json;
 namespace {
 
 constexpr int kGpus = 4;
-
-SystemConfig small_system() {
-  SystemConfig config = load_system("t3-paper");
-  for (const char* assignment : {"sim.mode=timing", "sm.count=4", "gemm.tile_m=32",
-                                 "gemm.tile_n=16", "gemm.tile_k=8", "l2.size_bytes=65536"}) {
-    apply_override(config, assignment);
-  }
-  apply_override(config, "gpus=" + std::to_string(kGpus));
-  validate(config);
-  return config;
-}
 
 T3GemmRsPlan small_plan(const SystemConfig& config) {
   return plan_t3_gemm_rs(config, GemmShape{64 * kGpus, 32, 24}, kElementFp32, kElementFp32);
@@ -63,46 +53,8 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
-// Runs `job` in a child process (its own SystemC kernel) and returns what it wrote to stdout-like
-// pipe. Fork before any SystemC object exists in this process.
-std::string in_child_process(const std::function<std::string()>& job) {
-  int fds[2];
-  REQUIRE(pipe(fds) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    int code = 0;
-    try {
-      const std::string text = job();
-      const char* data = text.data();
-      std::size_t left = text.size();
-      while (left > 0) {
-        const ssize_t written = write(fds[1], data, left);
-        if (written <= 0) break;
-        data += written;
-        left -= static_cast<std::size_t>(written);
-      }
-    } catch (...) {
-      code = 1;
-    }
-    close(fds[1]);
-    _exit(code);
-  }
-  close(fds[1]);
-  std::string text;
-  char buffer[4096];
-  for (ssize_t got; (got = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, got);
-  close(fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return text;
-}
-
 std::string traced_run_text() {
-  const SystemConfig config = small_system();
+  const SystemConfig config = small_system(kGpus, SimMode::Timing);
   TpGroup group("group", config);
   Timeline timeline(group);
   run(group, small_plan(config));
@@ -133,13 +85,13 @@ std::map<int, std::vector<json>> by_pid(const json& events, const std::string& p
 TEST_CASE("timeline of a T3 GEMM + reduce-scatter holds every record, once, at its time",
           "[timeline]") {
   // Determinism first: two identical runs in fresh processes give the same bytes.
-  const std::string first = in_child_process(traced_run_text);
-  const std::string second = in_child_process(traced_run_text);
+  const std::string first = run_in_child(traced_run_text);
+  const std::string second = run_in_child(traced_run_text);
   REQUIRE(!first.empty());
   CHECK(first == second);
   CHECK(json::parse(first)["traceEvents"].size() > 0);
 
-  const SystemConfig config = small_system();
+  const SystemConfig config = small_system(kGpus, SimMode::Timing);
   TpGroup group("group", config);
   Timeline timeline(group);
   run(group, small_plan(config));
@@ -268,7 +220,7 @@ TEST_CASE("timeline of a T3 GEMM + reduce-scatter holds every record, once, at i
 }
 
 TEST_CASE("timeline VCD waveform names the queue and link signals", "[timeline][vcd]") {
-  const SystemConfig config = small_system();
+  const SystemConfig config = small_system(kGpus, SimMode::Timing);
   TpGroup group("group", config);
   const std::string path = "timeline_test_" + std::to_string(getpid()) + ".vcd";
   {
@@ -292,7 +244,7 @@ TEST_CASE("timeline VCD waveform names the queue and link signals", "[timeline][
 TEST_CASE("timeline fixture for the plot script", "[.plot]") {
   const char* out = std::getenv("T3SIM_TIMELINE_OUT");
   REQUIRE(out != nullptr);
-  const SystemConfig config = small_system();
+  const SystemConfig config = small_system(kGpus, SimMode::Timing);
   TpGroup group("group", config);
   Timeline timeline(group);
   run(group, small_plan(config));
