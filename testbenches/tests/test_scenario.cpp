@@ -9,6 +9,8 @@
 #include "models/system/scenario_run.h"
 #include "testbenches/scenario_check.h"
 #include "testbenches/small_system.h"
+#include "workloads/model_zoo.h"
+#include "workloads/sublayer.h"
 #include "workloads/t3_plan.h"
 
 using namespace t3;
@@ -186,4 +188,33 @@ TEST_CASE("t3 on 4 GPUs follows the paper's ring and stagger in the recorded eve
     }
     CHECK(destinations == std::set<int>{expected_next[g]});
   }
+}
+
+TEST_CASE("every scenario plans for every paper model at its TP degrees and every sublayer", "[scenario]") {
+  // REFERENCES.md: Mega-GPT-2 and T-NLG at TP 8 and 16; GPT-3, PaLM and MT-NLG at TP 32.
+  const std::vector<std::pair<std::string, std::vector<int>>> cases = {{"mega-gpt-2", {8, 16}},
+                                                                       {"t-nlg", {8, 16}},
+                                                                       {"gpt-3", {32}},
+                                                                       {"palm", {32}},
+                                                                       {"mt-nlg", {32}}};
+  int planned = 0;
+  for (const auto& [name, tps] : cases) {
+    for (const int tp : tps) {
+      SystemConfig config = load_system("t3-paper");
+      apply_override(config, "gpus=" + std::to_string(tp));
+      validate(config);
+      for (const Sublayer sublayer : all_sublayers()) {
+        const GemmShape shape = sublayer_gemm(model(name), sublayer, tp, config.workload.tokens);
+        for (const Scenario scenario : all_scenarios()) {
+          INFO(name << " TP " << tp << " " << to_string(sublayer) << " " << to_string(scenario));
+          ScenarioPlan plan;
+          REQUIRE_NOTHROW(plan = plan_scenario(config, shape, scenario));
+          CHECK(plan.programs.size() == static_cast<std::size_t>(tp));
+          CHECK(plan.output_bytes == 2ull * static_cast<std::uint64_t>(shape.m * shape.n));
+          ++planned;
+        }
+      }
+    }
+  }
+  CHECK(planned == 7 * 4 * 5);
 }
