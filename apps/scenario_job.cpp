@@ -111,8 +111,12 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
     for (Scenario scenario : simulated) {
       ScenarioJob job = point;
       job.scenario = scenario;
-      if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
-        job.trace.clear();  // only the scenarios asked for write timelines
+      // Only the scenarios asked for write timelines; ideal's is the sequential run's.
+      const auto asked = [&](Scenario s) {
+        return std::find(scenarios.begin(), scenarios.end(), s) != scenarios.end();
+      };
+      if (!asked(scenario) && !(scenario == Scenario::Sequential && asked(Scenario::Ideal))) {
+        job.trace.clear();
         job.vcd.clear();
       }
       work.push_back([job] { return run_scenario_job(job); });
