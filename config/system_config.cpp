@@ -38,10 +38,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("address_map.hbm_base", a.hbm_base, {"byte", "start of GPU 0's HBM window", 0, kMaxU64});
   v.visit("address_map.hbm_stride", a.hbm_stride,
           {"byte", "distance between consecutive GPUs' HBM windows", 1, kMaxU64});
-  v.visit("address_map.mmio_base", a.mmio_base, {"byte", "start of GPU 0's MMIO window", 0, kMaxU64});
+  v.visit("address_map.mmio_base", a.mmio_base,
+          {"byte", "start of GPU 0's MMIO window", 0, kMaxU64});
   v.visit("address_map.mmio_stride", a.mmio_stride,
           {"byte", "distance between consecutive GPUs' MMIO windows", 1, kMaxU64});
-  v.visit("address_map.mmio_size", a.mmio_size, {"byte", "size of each MMIO window", 4096, kMaxU64});
+  v.visit("address_map.mmio_size", a.mmio_size,
+          {"byte", "size of each MMIO window", 4096, kMaxU64});
 
   auto& h = c.hbm;
   v.visit("hbm.capacity_bytes", h.capacity_bytes, {"byte", "HBM capacity per GPU", 4096, kMaxU64});
@@ -58,22 +60,24 @@ void describe(SystemConfig& c, ParamVisitor& v) {
              "order in which a channel serves its queue");
   visit_enum(v, "hbm.priority_class", h.priority_class, std::array{"compute", "communication"},
              "traffic class served first by the priority policy");
-  v.visit("hbm.nmc_update_occupancy", h.nmc_update_occupancy,
-          {"", "channel time of a near-memory update relative to a write of the same size", 1,
-           100});
+  v.visit(
+      "hbm.nmc_update_occupancy", h.nmc_update_occupancy,
+      {"", "channel time of a near-memory update relative to a write of the same size", 1, 100});
   v.visit("hbm.nmc_alu_latency_ns", h.nmc_alu_latency_ns,
           {"ns", "near-bank adder latency added to an update", 0, 1e6});
 
   v.visit("hbm.mca.threshold", h.mca.threshold,
-          {"", "MCA: with only communication queued, it is served only while fewer compute "
-               "requests than this arrived at the channel in the last window_ns; 0 derives it "
-               "as half the compute arrivals of the first window (the first stage's intensity)",
+          {"",
+           "MCA: with only communication queued, it is served only while fewer compute "
+           "requests than this arrived at the channel in the last window_ns; 0 derives it "
+           "as half the compute arrivals of the first window (the first stage's intensity)",
            0, 1 << 20});
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
           {"ns", "MCA: a communication request waiting this long is served regardless", 0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
-          {"ns", "MCA: length of the first-stage window and of the sliding window of compute "
-                 "arrivals",
+          {"ns",
+           "MCA: length of the first-stage window and of the sliding window of compute "
+           "arrivals",
            1, 1e9});
 
   auto& l = c.link;
@@ -87,8 +91,7 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("link.credits", l.credits,
           {"packet", "receive-buffer slots per direction; bounds packets in flight", 1, 1 << 24});
 
-  visit_enum(v, "topology.kind", c.topology.kind,
-             std::array{"ring", "fully-connected", "switch"},
+  visit_enum(v, "topology.kind", c.topology.kind, std::array{"ring", "fully-connected", "switch"},
              "how GPUs are linked: bidirectional ring, a link per pair, or one switch");
   v.visit("topology.switch_latency_ns", c.topology.switch_latency_ns,
           {"ns", "traversal latency of the switch (switch topology only)", 0, 1e9});
@@ -125,7 +128,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("l2.clock_GHz", l2.clock_GHz, {"GHz", "L2 clock", 1e-3, 100});
   v.visit("l2.hit_latency_ns", l2.hit_latency_ns, {"ns", "latency of a hit", 0, 1e6});
 
-  v.visit("gemm.tile_m", c.gemm.tile_m, {"element", "rows of the output tile a workgroup owns", 1, 65536});
+  v.visit("gemm.tile_m", c.gemm.tile_m,
+          {"element", "rows of the output tile a workgroup owns", 1, 65536});
   v.visit("gemm.tile_n", c.gemm.tile_n,
           {"element", "columns of the output tile a workgroup owns", 1, 65536});
   v.visit("gemm.tile_k", c.gemm.tile_k,
@@ -139,6 +143,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"byte", "largest memory request the DMA engine issues", 64, 1 << 24});
   v.visit("workload.tokens", c.workload.tokens,
           {"token", "tokens per batch: the M dimension of every sublayer GEMM", 1, 1 << 24});
+  visit_enum(v, "workload.ring", c.workload.ring, std::array{"descending", "ascending"},
+             "direction of T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1");
 }
 
 }  // namespace t3

@@ -18,6 +18,8 @@ enum class SimMode { Timing, Functional };
 enum class Arbitration { Fcfs, Priority, Mca };
 enum class TopologyKind { Ring, FullyConnected, Switch };
 enum class PriorityClass { Compute, Communication };
+// T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1; ascending is GPU0 -> GPU1.
+enum class RingDirection { Descending, Ascending };
 
 struct SimConfig {
   SimMode mode = SimMode::Timing;
@@ -34,9 +36,9 @@ struct AddressMapConfig {
 };
 
 struct McaConfig {
-  std::int64_t threshold = 0;        // comm issues only below this queue occupancy; 0 = derive
-  double starvation_ns = 2000.0;     // longest a communication request waits
-  double window_ns = 5000.0;         // first-stage window the threshold is derived from
+  std::int64_t threshold = 0;     // comm issues only below this queue occupancy; 0 = derive
+  double starvation_ns = 2000.0;  // longest a communication request waits
+  double window_ns = 5000.0;      // first-stage window the threshold is derived from
 };
 
 struct HbmConfig {
@@ -77,9 +79,9 @@ struct MmioConfig {
 struct SmConfig {
   std::int64_t count = 80;
   double clock_GHz = 1.4;
-  double flops_per_clock = 1024;  // dense FP16 matrix FLOPs per SM per clock
-  double efficiency = 0.8;        // fraction of peak matrix throughput a GEMM step reaches
-  std::int64_t occupancy = 2;     // workgroups resident per SM
+  double flops_per_clock = 1024;       // dense FP16 matrix FLOPs per SM per clock
+  double efficiency = 0.8;             // fraction of peak matrix throughput a GEMM step reaches
+  std::int64_t occupancy = 2;          // workgroups resident per SM
   std::int64_t request_bytes = 16384;  // largest memory request an SM issues
   double launch_latency_ns = 2000.0;   // doorbell to first workgroup
   double dispatch_ns = 5.0;            // per workgroup, dispatcher to SM
@@ -107,13 +109,14 @@ struct TrackerConfig {
 };
 
 struct DmaConfig {
-  double bandwidth_GBps = 200.0;   // engine read/write rate
-  std::int64_t in_flight = 4;      // transfers in progress at once
-  std::int64_t chunk_bytes = 16384; // largest request the engine issues
+  double bandwidth_GBps = 200.0;     // engine read/write rate
+  std::int64_t in_flight = 4;        // transfers in progress at once
+  std::int64_t chunk_bytes = 16384;  // largest request the engine issues
 };
 
 struct WorkloadConfig {
   std::int64_t tokens = 8192;
+  RingDirection ring = RingDirection::Descending;
 };
 
 struct SystemConfig {

@@ -68,7 +68,9 @@ void ScenarioCheck::on_barrier(std::uint32_t barrier) {
     const int n = group_.gpus();
     const std::uint64_t chunk = expected_.size() / static_cast<std::uint64_t>(n);
     for (int g = 0; g < n && reduce_scatter_error_.empty(); ++g) {
-      reduce_scatter_error_ = compare(g, chunk * static_cast<std::uint64_t>((g + 1) % n), chunk);
+      const auto owned =
+          static_cast<std::uint64_t>(plan_.owned_chunks[static_cast<std::size_t>(g)]);
+      reduce_scatter_error_ = compare(g, chunk * owned, chunk);
     }
   }
 }

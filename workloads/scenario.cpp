@@ -24,15 +24,19 @@ void end_phase(Program& program, const std::vector<PhaseSpec>& phases, std::size
       barrier(kStartBarrier + 1 + static_cast<std::uint32_t>(k), "end of " + phases.at(k).name));
 }
 
-// The SM ring collectives run in place on every GPU's C.
+// The SM ring collectives run in place on every GPU's C, with GPU g at ring rank order.rank(g):
+// the identity for sequential, T3's ring ranks after the fused reduce-scatter (whose rank r owns
+// chunk r + 1, where the ring all-gather's rank r starts).
 struct RingOnOutput {
   CollectiveSpec spec;
-  std::vector<CollectiveGpuLayout> layout;
+  T3Ring order;
+  std::vector<CollectiveGpuLayout> layout;  // by rank
 };
 
 RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
-                            ElementCode element) {
+                            ElementCode element, T3Ring order) {
   RingOnOutput ring;
+  ring.order = order;
   ring.spec.ranks = static_cast<int>(config.gpus);
   ring.spec.bytes = plan.output_bytes;
   ring.spec.element = element;
@@ -41,19 +45,21 @@ RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan
   ring.spec.channels =
       static_cast<int>(std::min<std::int64_t>(default_ring_channels(config), chunk_elements));
   const std::uint64_t c = plan.gemm.gpus.front().buffers.c;
-  ring.layout = plan_collective(config.address_map, ring.spec, c - hbm_base(config, 0));
-  for (std::size_t g = 0; g < ring.layout.size(); ++g) {
-    if (ring.layout[g].buffer != plan.gemm.gpus[g].buffers.c) {
+  const auto by_gpu = plan_collective(config.address_map, ring.spec, c - hbm_base(config, 0));
+  for (int r = 0; r < ring.spec.ranks; ++r) {
+    const auto g = static_cast<std::size_t>(order.gpu(r));
+    if (by_gpu[g].buffer != plan.gemm.gpus[g].buffers.c) {
       throw std::logic_error("scenario: the ring collective's buffer is not GPU " +
                              std::to_string(g) + "'s output");
     }
+    ring.layout.push_back(by_gpu[g]);
   }
   return ring;
 }
 
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
                  std::uint32_t sequence) {
-  CollectiveLaunch launch = ring_launch(ring.layout, ring.spec, gpu, op, sequence);
+  CollectiveLaunch launch = ring_launch(ring.layout, ring.spec, ring.order.rank(gpu), op, sequence);
   launch.label = op == CollectiveOp::ReduceScatter ? "ring reduce-scatter" : "ring all-gather";
   append_collective(program, launch);
 }
@@ -74,7 +80,8 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
   plan.phases = {{"gemm", PhaseKind::Gemm},
                  {"reduce_scatter", PhaseKind::ReduceScatter},
                  {"all_gather", PhaseKind::AllGather}};
-  const RingOnOutput ring = ring_on_output(config, plan, out_element);
+  const RingOnOutput ring =
+      ring_on_output(config, plan, out_element, T3Ring{static_cast<int>(config.gpus)});
   std::vector<Program> dma_rs;
   if (dma_reduce_scatter) {
     DmaCollectiveSpec spec;
@@ -100,6 +107,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
     append_ring(program, ring, g, CollectiveOp::AllGather, 2);
     end_phase(program, plan.phases, 2);
     plan.programs.push_back(std::move(program));
+    plan.owned_chunks.push_back(owner_chunk(g, static_cast<int>(config.gpus)));
   }
 }
 
@@ -109,7 +117,7 @@ void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
   const T3GemmRsPlan fused = plan_t3_gemm_rs(config, shape, element, out_element);
   plan.gemm = fused.gemm;
-  const RingOnOutput ring = ring_on_output(config, plan, out_element);
+  const RingOnOutput ring = ring_on_output(config, plan, out_element, fused.ring);
   std::vector<Program> programs = fused.programs();
   for (int g = 0; g < config.gpus; ++g) {
     Program& program = programs[static_cast<std::size_t>(g)];
@@ -120,6 +128,7 @@ void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan
     end_phase(program, plan.phases, 0);
     append_ring(program, ring, g, CollectiveOp::AllGather, 1);
     end_phase(program, plan.phases, 1);
+    plan.owned_chunks.push_back(fused.ring.owned_chunk(g));
   }
   plan.programs = std::move(programs);
 }

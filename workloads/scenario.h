@@ -15,9 +15,9 @@
 //
 // Phases. Every program starts with its one-time setup (tracker regions), then a Barrier with id
 // kStartBarrier: the sublayer's clock starts when that barrier releases. Phase k ends when the
-// Barrier with id kStartBarrier + 1 + k releases on every GPU. Every GPU's output chunk ends
-// at the same global layout: GPU g owns chunk (g + 1) mod n after the reduce-scatter (the ring
-// collectives' owner_chunk), and after the all-gather every GPU's C holds the whole reduced output.
+// Barrier with id kStartBarrier + 1 + k releases on every GPU. After the reduce-scatter each GPU
+// holds one chunk fully reduced (owned_chunks: g + 1 mod n, or T3's ring rank + 1 on the
+// ascending ring), and after the all-gather every GPU's C holds the whole reduced output.
 #pragma once
 
 #include <cstdint>
@@ -59,9 +59,10 @@ struct ScenarioPlan {
   Scenario scenario = Scenario::Sequential;
   GroupGemmPlan
       gemm;  // the operands and output of every GPU (the same addresses in every scenario)
-  std::uint64_t output_bytes = 0;  // C bytes per GPU: n equal chunks
-  std::vector<PhaseSpec> phases;   // phase k ends at barrier kStartBarrier + 1 + k
-  std::vector<Program> programs;   // one per GPU
+  std::uint64_t output_bytes = 0;          // C bytes per GPU: n equal chunks
+  std::vector<PhaseSpec> phases;           // phase k ends at barrier kStartBarrier + 1 + k
+  std::vector<std::int64_t> owned_chunks;  // per GPU: the chunk it holds reduced after the RS
+  std::vector<Program> programs;           // one per GPU
 };
 
 // Throws std::invalid_argument naming what cannot be planned (e.g. an output whose tile rows do

@@ -10,14 +10,25 @@
 
 namespace t3 {
 
+int T3Ring::rank(int gpu) const {
+  const int position = direction == RingDirection::Descending ? gpu : -gpu;
+  return ((position % gpus) + gpus) % gpus;
+}
+std::int64_t T3Ring::first_chunk(int gpu) const {
+  return (rank(gpu) + 2) % gpus;
+}
+std::int64_t T3Ring::owned_chunk(int gpu) const {
+  return (rank(gpu) + 1) % gpus;
+}
+
 int t3_next_gpu(int gpu, int gpus) {
-  return (gpu + gpus - 1) % gpus;
+  return T3Ring{gpus}.next(gpu);
 }
 std::int64_t t3_first_chunk(int gpu, int gpus) {
-  return (gpu + 2) % gpus;
+  return T3Ring{gpus}.first_chunk(gpu);
 }
 std::int64_t t3_owned_chunk(int gpu, int gpus) {
-  return (gpu + 1) % gpus;
+  return T3Ring{gpus}.owned_chunk(gpu);
 }
 
 namespace {
@@ -66,6 +77,7 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
   require(n <= tracker::kRegions && n <= dispatcher::kMaxChunks, "too many GPUs for the chunks");
 
   T3GemmRsPlan plan;
+  plan.ring = T3Ring{n, config.workload.ring};
   plan.gemm = plan_group_gemm(config, shape, element, out_element);
   // A ragged N leaves a last tile column of narrower tiles: the tracker counts those at
   // EDGE_THRESHOLD (tracker.h, tile geometry).
@@ -85,11 +97,11 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
   const std::uint32_t flags = dispatcher::kUncached | dispatcher::kTagged;
 
   for (int g = 0; g < n; ++g) {
-    const int next = t3_next_gpu(g, n);
+    const int next = plan.ring.next(g);
     GemmLaunch& launch = plan.gemm.gpus[g].launch;
     launch.order = WgOrder::ChunkStaggered;
     launch.chunks = n;
-    launch.first_chunk = t3_first_chunk(g, n);
+    launch.first_chunk = plan.ring.first_chunk(g);
     launch.label = "t3 gemm-rs";
     const auto local = chunk_outputs(plan.gemm.gpus[g].buffers.c, shape, tiles, n, out_element,
                                      OutputOp::Update, flags);
@@ -106,7 +118,7 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
           "tile columns per tracker entry");
     for (int p = 0; p < n; ++p) {
       if (p == launch.first_chunk) continue;
-      const bool owned = p == t3_owned_chunk(g, n);
+      const bool owned = p == plan.ring.owned_chunk(g);
       const std::string note = "tracker region " + std::to_string(p);
       const auto reg = [&](std::uint64_t r) { return block + tracker::region_register(p, r); };
       write64(setup, reg(tracker::kBaseLow), local[static_cast<std::size_t>(p)].base,
@@ -142,7 +154,7 @@ std::vector<Program> T3GemmRsPlan::programs() const {
                                         mmio_map::kDispatcher + mmio_map::kTracker;
     HostCommand wait{
         HostCommand::Kind::PollRegister,
-        tracker_block + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(t3_owned_chunk(g, n)),
+        tracker_block + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(ring.owned_chunk(g)),
         static_cast<std::uint32_t>(groups_per_chunk), "wait for the owned chunk"};
     program.commands.push_back(wait);
     list.push_back(std::move(program));

@@ -3,16 +3,17 @@
 // inside the GEMM's own stores, through the tracker, the DMA engine and near-memory updates.
 // Plain data, no SystemC.
 //
-// Ring: chunk data flows from GPU g to GPU g-1 (the paper's GPU0 -> GPU3 -> GPU2 -> GPU1).
-// Chunk positions are the output's bands of tile rows. GPU g computes its chunks in the order
-// (g + 2), (g + 3), ... (mod n):
-//   - stage 1, position (g + 2): its stores go straight to GPU g-1's output as remote updates
+// Ring, written in ring ranks r (T3Ring below: r = g on the paper's descending ring GPU0 -> GPU3
+// -> GPU2 -> GPU1, r = -g mod n on the ascending one GPU0 -> GPU1 -> ...): chunk data flows from
+// rank r to rank r-1. Chunk positions are the output's bands of tile rows. Rank r computes its
+// chunks in the order (r + 2), (r + 3), ... (mod n):
+//   - stage 1, position (r + 2): its stores go straight to rank r-1's output as remote updates
 //     (the paper's remote_map);
 //   - stages 2 .. n-1: local updates; the tracker counts the local update and the incoming one
-//     from GPU g+1 per tile and, when both are applied, the DMA engine sends the tile's sum to
-//     GPU g-1 as an update (the paper's dma_map);
-//   - stage n, position (g + 1): GPU g's fully reduced chunk; it stays local.
-// So GPU g ends owning chunk (g + 1) mod n, the same owner the ring all-gather
+//     from rank r+1 per tile and, when both are applied, the DMA engine sends the tile's sum to
+//     rank r-1 as an update (the paper's dma_map);
+//   - stage n, position (r + 1): rank r's fully reduced chunk; it stays local.
+// So rank r ends owning chunk (r + 1) mod n, the same owner as rank r of the ring all-gather
 // (collective_program.h, owner_chunk) starts from. Every output store is an uncached update
 // tagged with its tile id, into an output buffer that starts zeroed. Each tracker region counts
 // 2 x tile bytes per tag (local + incoming update); with a ragged N the last tile column's
@@ -31,12 +32,27 @@
 
 namespace t3 {
 
-int t3_next_gpu(int gpu, int gpus);              // where GPU g's chunk data goes
-std::int64_t t3_first_chunk(int gpu, int gpus);  // stage 1 position
-std::int64_t t3_owned_chunk(int gpu, int gpus);  // fully reduced there at the end
+// Where each GPU stands in T3's ring (workload.ring). A GPU's rank is its position on the ring:
+// its GPU index when descending (the paper's ring), -index mod n when ascending; chunk data flows
+// from rank r to rank r - 1 either way, so the schedule below is written once, in ranks.
+struct T3Ring {
+  int gpus = 0;
+  RingDirection direction = RingDirection::Descending;
+  int rank(int gpu) const;  // its own inverse: gpu(rank) == rank(rank)
+  int gpu(int rank) const { return this->rank(rank); }
+  int next(int gpu) const { return this->gpu(rank(gpu) - 1); }  // where GPU g's chunk data goes
+  std::int64_t first_chunk(int gpu) const;                      // stage 1 position: rank + 2
+  std::int64_t owned_chunk(int gpu) const;  // fully reduced there at the end: rank + 1
+};
+
+// The paper's ring (descending).
+int t3_next_gpu(int gpu, int gpus);
+std::int64_t t3_first_chunk(int gpu, int gpus);
+std::int64_t t3_owned_chunk(int gpu, int gpus);
 
 struct T3GemmRsPlan {
   GroupGemmPlan gemm;  // buffers and launches, with T3's output map
+  T3Ring ring;
   std::vector<std::vector<HostCommand>> tracker_setup;  // per GPU, before the launch
   // Each chunk is a band of tile rows: tiles = band tile rows x tile columns; bytes = band tile
   // rows x tile_m x N x element bytes (edge tiles are unpadded).

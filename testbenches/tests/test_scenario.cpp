@@ -3,6 +3,7 @@
 // the recorded events, and the ideal scenario's arithmetic.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <set>
 
 #include "config/config_io.h"
@@ -26,8 +27,9 @@ std::uint64_t bytes(const nlohmann::json& result, const char* category) {
   return result["dram_bytes"][category].get<std::uint64_t>();
 }
 
-nlohmann::json run_golden(int gpus, Scenario scenario) {
-  const SystemConfig config = small_system(gpus);
+nlohmann::json run_golden(int gpus, Scenario scenario, const char* ring = "descending") {
+  SystemConfig config = small_system(gpus);
+  apply_override(config, std::string("workload.ring=") + ring);
   const ScenarioPlan plan =
       plan_scenario(config, small_shape(gpus), scenario, kElementFp32, kElementFp32);
   ScenarioRun run(config, plan);
@@ -65,8 +67,8 @@ void check_sequential(int gpus) {
   CHECK(result["dma"]["transfers"] == 0);
 }
 
-void check_fused(int gpus, Scenario scenario) {
-  const nlohmann::json result = run_golden(gpus, scenario);
+void check_fused(int gpus, Scenario scenario, const char* ring = "descending") {
+  const nlohmann::json result = run_golden(gpus, scenario, ring);
   CHECK(result["phases"].size() == 2);
   CHECK(result["config"]["hbm"]["arbitration"] == (scenario == Scenario::T3 ? "fcfs" : "mca"));
   // The GEMM writes every output tile once, as updates, locally or into the next GPU.
@@ -122,6 +124,10 @@ TEST_CASE("t3-mca scenario reduces and gathers exactly on 4 GPUs", "[scenario]")
 TEST_CASE("t3-mca scenario reduces and gathers exactly on 8 GPUs", "[scenario]") {
   check_fused(8, Scenario::T3Mca);
 }
+TEST_CASE("t3-mca scenario on the ascending ring reduces and gathers exactly on 4 GPUs",
+          "[scenario]") {
+  check_fused(4, Scenario::T3Mca, "ascending");
+}
 TEST_CASE("ideal-rs-nmc scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
   check_dma_reduce_scatter(2);
 }
@@ -156,41 +162,58 @@ TEST_CASE("ideal scenario runs the sequential programs and combines their phases
   }
 }
 
-TEST_CASE("t3 on 4 GPUs follows the paper's ring and stagger in the recorded events",
-          "[scenario]") {
-  // REFERENCES.md: ring GPU0 -> GPU3 -> GPU2 -> GPU1; GPU0 computes stage 1 first while GPU1
-  // computes stage 2 first, so each GPU's chunk order is rotated by one from its neighbour's.
-  SystemConfig config = small_system(4);
-  apply_override(config, "sim.mode=timing");
+namespace {
+
+// Runs t3 on 4 GPUs of `ring` and checks, from the recorded events, that GPU g's workgroups come
+// chunk after chunk from first_chunk[g] on and that its DMA transfers all go to next[g].
+void check_ring_events(const char* ring, const std::array<int, 4>& next,
+                       const std::array<int, 4>& first_chunk) {
+  SystemConfig config = small_system(4, SimMode::Timing);
+  apply_override(config, std::string("workload.ring=") + ring);
   const GemmShape shape = small_shape(4);
   ScenarioRun run(config, plan_scenario(config, shape, Scenario::T3));
   run.run();
   const std::int64_t rows_per_chunk = shape.m / config.gemm.tile_m / 4;
   const std::int64_t grid_cols = (shape.n + config.gemm.tile_n - 1) / config.gemm.tile_n;
-  const int expected_next[] = {3, 0, 1, 2};
   for (int g = 0; g < 4; ++g) {
     Gpu& gpu = run.group().gpu(g);
-    // The GEMM's workgroups come chunk after chunk from the rotated first chunk.
     std::vector<std::int64_t> chunk_order;
     for (const DispatchRecord& wg : gpu.dispatcher.dispatched()) {
       if (wg.launch != 0) continue;
       const std::int64_t chunk = wg.tile / grid_cols / rows_per_chunk;
       if (chunk_order.empty() || chunk_order.back() != chunk) chunk_order.push_back(chunk);
     }
-    INFO("gpu " << g);
+    INFO(ring << " ring, gpu " << g);
     REQUIRE(chunk_order.size() == 4);
-    for (int stage = 0; stage < 4; ++stage) CHECK(chunk_order[stage] == (g + 2 + stage) % 4);
-    // Every DMA transfer carries a tile to the next GPU of the ring, and only there.
+    for (int stage = 0; stage < 4; ++stage) {
+      CHECK(chunk_order[stage] == (first_chunk[g] + stage) % 4);
+    }
     REQUIRE(!gpu.dma.transfers().empty());
     std::set<int> destinations;
     for (const DmaTransfer& transfer : gpu.dma.transfers()) {
       destinations.insert(run.group().address_map().decode(transfer.destination)->gpu);
     }
-    CHECK(destinations == std::set<int>{expected_next[g]});
+    CHECK(destinations == std::set<int>{next[g]});
   }
 }
 
-TEST_CASE("every scenario plans for every paper model at its TP degrees and every sublayer", "[scenario]") {
+}  // namespace
+
+TEST_CASE("t3 on 4 GPUs follows the paper's ring and stagger in the recorded events",
+          "[scenario]") {
+  // REFERENCES.md: ring GPU0 -> GPU3 -> GPU2 -> GPU1; GPU0 computes stage 1 first while GPU1
+  // computes stage 2 first, so each GPU's chunk order is rotated by one from its neighbour's.
+  check_ring_events("descending", {3, 0, 1, 2}, {2, 3, 0, 1});
+}
+
+TEST_CASE("t3 on 4 GPUs of the ascending ring sends the other way in the recorded events",
+          "[scenario]") {
+  // GPU0 -> GPU1 -> GPU2 -> GPU3: GPU1 sends to GPU2 the chunk GPU2 computes one stage later.
+  check_ring_events("ascending", {1, 2, 3, 0}, {2, 1, 0, 3});
+}
+
+TEST_CASE("every scenario plans for every paper model at its TP degrees and every sublayer",
+          "[scenario]") {
   // REFERENCES.md: Mega-GPT-2 and T-NLG at TP 8 and 16; GPT-3, PaLM and MT-NLG at TP 32.
   const std::vector<std::pair<std::string, std::vector<int>>> cases = {{"mega-gpt-2", {8, 16}},
                                                                        {"t-nlg", {8, 16}},

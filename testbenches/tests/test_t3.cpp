@@ -38,9 +38,11 @@ void accumulate(Bytes& sum, const Bytes& band) {
 
 // Runs T3's fused GEMM-RS of `shape` on `gpus` GPUs of small_system (tiles 32 x 16 x 8) and checks
 // every owned chunk against the reference sums, the tracker's fires and the DMA transfers.
-void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_entries = 256) {
+void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_entries = 256,
+                                const char* ring = "descending") {
   SystemConfig config = small_system(gpus);
   apply_override(config, "tracker.entries=" + std::to_string(tracker_entries));
+  apply_override(config, std::string("workload.ring=") + ring);
   const T3GemmRsPlan plan = plan_t3_gemm_rs(config, shape, kElementFp32, kElementFp32);
   const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
   const std::int64_t band_rows = layout.grid_rows() / gpus;
@@ -80,7 +82,7 @@ void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_en
 
   for (int g = 0; g < gpus; ++g) {
     // The owned chunk is a band of C at the same offset in every GPU's buffer.
-    const std::int64_t owned = t3_owned_chunk(g, gpus);
+    const std::int64_t owned = plan.ring.owned_chunk(g);
     const std::uint64_t offset = plan.chunk_bytes * static_cast<std::uint64_t>(owned);
     Bytes expected(plan.chunk_bytes, 0);
     for (int source = 0; source < gpus; ++source) {
@@ -111,7 +113,7 @@ void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_en
     }
     const auto& transfers = group.gpu(g).dma.transfers();
     CHECK(transfers.size() == static_cast<std::size_t>((gpus - 2) * plan.groups_per_chunk));
-    const int next = t3_next_gpu(g, gpus);
+    const int next = plan.ring.next(g);
     for (const auto& transfer : transfers) {
       CHECK(group.address_map().decode(transfer.destination)->gpu == next);
       CHECK(transfer.bytes == group_bytes(transfer.tag));
@@ -161,6 +163,30 @@ TEST_CASE("T3 chunks travel the paper's ring GPU0 to GPU3 to GPU2 to GPU1") {
     // update and the local one meet at GPU g.
     CHECK(t3_first_chunk((g + 1) % 4, 4) == (launch.first_chunk + 1) % 4);
     CHECK(t3_owned_chunk(g, 4) == (launch.first_chunk + 3) % 4);
+  }
+}
+
+TEST_CASE("T3 on the ascending ring reduces exactly on 4 GPUs") {
+  // GPU0 -> GPU1 -> GPU2 -> GPU3: the same schedule in ring ranks (rank = -g mod n).
+  check_fused_reduce_scatter(4, {256, 40, 24}, 256, "ascending");
+}
+
+TEST_CASE("T3 ring ranks: descending is the paper's ring and ascending runs the other way") {
+  const T3Ring paper{4, RingDirection::Descending};
+  const T3Ring ascending{4, RingDirection::Ascending};
+  for (int g = 0; g < 4; ++g) {
+    INFO("gpu " << g);
+    CHECK(paper.next(g) == (g + 3) % 4);
+    CHECK(ascending.next(g) == (g + 1) % 4);
+    for (const T3Ring& ring : {paper, ascending}) {
+      CHECK(ring.gpu(ring.rank(g)) == g);
+      // The GPU sending to this one computes, one stage earlier, the chunk this GPU computes at
+      // stage 2, and this GPU owns the chunk it computes last.
+      const int upstream = ring.gpu(ring.rank(g) + 1);
+      CHECK(ring.next(upstream) == g);
+      CHECK(ring.first_chunk(upstream) == (ring.first_chunk(g) + 1) % 4);
+      CHECK(ring.owned_chunk(g) == (ring.first_chunk(g) + 3) % 4);
+    }
   }
 }
 
