@@ -43,7 +43,9 @@ void add_product(Suite& suite, const std::vector<std::string>& models, const std
     for (int tp : tps) {
       for (const auto& sublayer : sublayers) {
         for (std::int64_t count : tokens) {
-          for (const auto& set : sets) suite.points.push_back({model, sublayer, tp, count, set});
+          for (const auto& set : sets) {
+            suite.points.push_back({model, sublayer, tp, count, set, suite.points.size()});
+          }
         }
       }
     }
@@ -167,7 +169,8 @@ void write_table(std::ostream& out, const Suite& suite,
 }
 
 void write_summary(const std::string& path, const Suite& suite, const std::string& system,
-                   const std::vector<std::vector<nlohmann::json>>& results) {
+                   const std::vector<std::vector<nlohmann::json>>& results,
+                   const std::vector<std::string>& missing) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
   out << "# Sweep summary: suite " << suite.name << ", system " << system << "\n\n"
@@ -175,6 +178,12 @@ void write_summary(const std::string& path, const Suite& suite, const std::strin
          "and updated in HBM by all GPUs, against sequential (positive: less data moved). "
          "Geomean and max are over the rows of each table. Every figure is measured by this "
          "sweep; none is a published one.\n\n";
+  if (!missing.empty()) {
+    out << "**Partial sweep**: " << missing.size()
+        << " workloads of the suite have no results yet and are left out of every table:\n\n";
+    for (const auto& file : missing) out << "- `" << file << "`\n";
+    out << "\n";
+  }
   std::vector<std::string> models;
   for (const SweepPoint& point : suite.points) {
     if (std::find(models.begin(), models.end(), point.model) == models.end()) {
@@ -273,12 +282,13 @@ Suite load_suite(const std::string& name_or_path) {
 }
 
 void write_sweep(const std::string& dir, const Suite& suite, const std::string& system,
-                 const std::vector<std::vector<nlohmann::json>>& results) {
+                 const std::vector<std::vector<nlohmann::json>>& results,
+                 const std::vector<std::string>& missing) {
   nlohmann::json records = nlohmann::json::array();
   for (std::size_t p = 0; p < results.size(); ++p) {
     for (const nlohmann::json& result : results[p]) {
       nlohmann::json record = result;
-      record["point"] = {{"index", p}, {"sets", suite.points[p].sets}};
+      record["point"] = {{"index", suite.points[p].index}, {"sets", suite.points[p].sets}};
       records.push_back(std::move(record));
     }
   }
@@ -286,7 +296,7 @@ void write_sweep(const std::string& dir, const Suite& suite, const std::string& 
   if (!json) throw std::runtime_error("cannot write '" + dir + "/results.json'");
   json << records.dump(1) << "\n";
   write_csv(dir + "/results.csv", records);
-  write_summary(dir + "/summary.md", suite, system, results);
+  write_summary(dir + "/summary.md", suite, system, results, missing);
 }
 
 }  // namespace t3::cli

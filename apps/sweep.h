@@ -19,6 +19,7 @@ struct SweepPoint {
   int tp = 0;
   std::int64_t tokens = 0;        // 0: the system's workload.tokens
   std::vector<std::string> sets;  // path=value overrides, applied after the system's own
+  std::size_t index = 0;          // position in the suite (its emitted job and result file)
 };
 
 struct Suite {
@@ -42,7 +43,9 @@ Suite load_suite(const std::string& name_or_path);
 // One record per run: the run's result with its point. Writes DIR/results.json,
 // DIR/results.csv and DIR/summary.md (tables per model of speedup over sequential and DRAM
 // data-movement reduction per scenario, with geomean and max rows).
+// `missing` names result files of workloads left out (a partial collect); summary.md lists them.
 void write_sweep(const std::string& dir, const Suite& suite, const std::string& system,
-                 const std::vector<std::vector<nlohmann::json>>& results);
+                 const std::vector<std::vector<nlohmann::json>>& results,
+                 const std::vector<std::string>& missing = {});
 
 }  // namespace t3::cli

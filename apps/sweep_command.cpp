@@ -26,7 +26,10 @@ po::options_description sweep_options() {
       "simulations run at once, each in its own process")(
       "emit-jobs", po::value<std::string>(),
       "write one shell command per workload to this file instead of running")(
-      "collect", "read the results the emitted commands wrote under --out and summarise them");
+      "collect", "read the results the emitted commands wrote under --out and summarise them")(
+      "allow-missing",
+      "with --collect: summarise the workloads whose results exist and list the missing ones "
+      "(a partial sweep) instead of failing");
   return options;
 }
 
@@ -98,11 +101,20 @@ void emit_jobs(const po::variables_map& values, const Suite& suite, const std::s
       out.c_str());
 }
 
-std::vector<std::vector<nlohmann::json>> collect(const Suite& suite, const std::string& out) {
+// Reads each point's results; a missing one fails, or with `allow_missing` leaves the suite
+// (named in `missing`).
+std::vector<std::vector<nlohmann::json>> collect(Suite& suite, const std::string& out,
+                                                 bool allow_missing,
+                                                 std::vector<std::string>& missing) {
   std::vector<std::vector<nlohmann::json>> results;
+  std::vector<SweepPoint> present;
   for (std::size_t p = 0; p < suite.points.size(); ++p) {
     const std::string path = point_file(out, p);
     std::ifstream file(path);
+    if (!file && allow_missing) {
+      missing.push_back(path);
+      continue;
+    }
     if (!file) throw std::runtime_error("sweep --collect: '" + path + "' is missing (run its job)");
     const nlohmann::json point = nlohmann::json::parse(file);
     if (!point.is_array() || point.size() != suite.scenarios.size()) {
@@ -110,7 +122,10 @@ std::vector<std::vector<nlohmann::json>> collect(const Suite& suite, const std::
                                std::to_string(suite.scenarios.size()) + " scenario results");
     }
     results.push_back(point.get<std::vector<nlohmann::json>>());
+    present.push_back(suite.points[p]);
   }
+  if (results.empty()) throw std::runtime_error("sweep --collect: no workload has results yet");
+  suite.points = std::move(present);
   return results;
 }
 
@@ -144,7 +159,7 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!values.count("out")) throw UsageError("--out DIR is required");
   // Absolute, so emitted commands write where --collect reads from any working directory.
   const std::string out = std::filesystem::absolute(values["out"].as<std::string>()).string();
-  const Suite suite = load_suite(values["suite"].as<std::string>());
+  Suite suite = load_suite(values["suite"].as<std::string>());
   std::vector<ScenarioJob> points;
   for (const SweepPoint& point : suite.points) points.push_back(point_job(values, point));
   std::filesystem::create_directories(out);
@@ -154,15 +169,24 @@ int sweep_command(const std::vector<std::string>& args) {
   }
   const int jobs = values["jobs"].as<int>();
   if (jobs < 1) throw UsageError("--jobs " + std::to_string(jobs) + ": must be at least 1");
+  if (values.count("allow-missing") && !values.count("collect")) {
+    throw UsageError("--allow-missing applies to --collect only");
+  }
+  std::vector<std::string> missing;
   const auto results = values.count("collect")
-                           ? collect(suite, out)
+                           ? collect(suite, out, values.count("allow-missing") != 0, missing)
                            : run_scenarios(points, suite.scenarios, jobs, progress_bar());
-  write_sweep(out, suite, values["system"].as<std::string>(), results);
+  write_sweep(out, suite, values["system"].as<std::string>(), results, missing);
   std::printf(
       "t3sim sweep: suite %s, %zu workloads x %zu scenarios; wrote %s/results.json, "
       "%s/results.csv, %s/summary.md\n",
       suite.name.c_str(), suite.points.size(), suite.scenarios.size(), out.c_str(), out.c_str(),
       out.c_str());
+  if (!missing.empty()) {
+    std::printf("t3sim sweep: %zu workloads have no results yet and are left out (listed in "
+                "summary.md)\n",
+                missing.size());
+  }
   return 0;
 }
 
