@@ -38,10 +38,15 @@ void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time
     return !window_started || arrival > window_start;
   };
 
-  current_.clear();
-  for (const QueuedRequest& request : queue) {
-    current_.push_back(request.sequence);
-    if (std::binary_search(seen_.begin(), seen_.end(), request.sequence)) continue;
+  // Requests enter a channel's queue in sequence order (an arrival, or the oldest back-pressured
+  // request when an entry frees), so the ones not seen at an earlier pick are the queue's suffix
+  // past the highest sequence seen so far.
+  std::size_t first_new = queue.size();
+  while (first_new > 0 && (!last_seen_ || queue[first_new - 1].sequence > *last_seen_)) {
+    --first_new;
+  }
+  for (std::size_t i = first_new; i < queue.size(); ++i) {
+    const QueuedRequest& request = queue[i];
     if (request.traffic_class != TrafficClass::Compute) continue;
     // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
     if (in_window(request.arrival)) {
@@ -53,8 +58,7 @@ void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time
       if (!first_arrival_ || request.arrival < *first_arrival_) first_arrival_ = request.arrival;
     }
   }
-  std::sort(current_.begin(), current_.end());
-  seen_.swap(current_);  // a request that left the queue never comes back
+  if (!queue.empty()) last_seen_ = std::max(last_seen_.value_or(0), queue.back().sequence);
 
   while (!recent_.empty() && !in_window(recent_.front())) recent_.pop_front();
 

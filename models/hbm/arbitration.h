@@ -94,13 +94,13 @@ struct McaStats {
 // pick() at or after t0 + window_ns. So communication goes when compute pressure has fallen below
 // half the first stage's.
 //
-// The policy sees arrivals only through the queues it is shown. It remembers the sequences of
-// the previous pick()'s queue; a request it has not seen before is new and, if compute, its
-// arrival time (not the time it is seen) is recorded. Every request the controller serves was in
-// a queue shown to pick(), so the count is exact, except for requests held back by a full queue
-// (back-pressure), which are counted only once they enter it (and missed by the first window if
-// they enter it after the window closed). `now` must not decrease between calls; one instance
-// serves one channel.
+// The policy sees arrivals only through the queues it is shown. Requests enter a queue in
+// sequence order, so a request with a sequence above every one seen before is new and, if
+// compute, its arrival time (not the time it is seen) is recorded. Every request the controller
+// serves was in a queue shown to pick(), so the count is exact, except for requests held back by a
+// full queue (back-pressure), which are counted only once they enter it (and missed by the first
+// window if they enter it after the window closed). `now` must not decrease between calls; one
+// instance serves one channel.
 class McaPolicy : public ArbitrationPolicy {
  public:
   // Throws ConfigError naming hbm.mca.* for a negative threshold or starvation limit, or a
@@ -121,10 +121,9 @@ class McaPolicy : public ArbitrationPolicy {
 
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
-  std::vector<std::uint64_t> seen_;      // sorted sequences of the previous pick()'s queue
-  std::vector<std::uint64_t> current_;   // scratch: this pick()'s sequences
-  std::deque<sc_core::sc_time> recent_;  // compute arrivals in the sliding window, ascending
-  std::vector<sc_core::sc_time> first_;  // compute arrivals while the first window is open
+  std::optional<std::uint64_t> last_seen_;  // highest sequence seen in a queue so far
+  std::deque<sc_core::sc_time> recent_;     // compute arrivals in the sliding window, ascending
+  std::vector<sc_core::sc_time> first_;     // compute arrivals while the first window is open
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
   sc_core::sc_time retry_ = sc_core::SC_ZERO_TIME;
   McaStats stats_;
