@@ -214,15 +214,10 @@ TEST_CASE("t3 on 4 GPUs of the ascending ring sends the other way in the recorde
 
 TEST_CASE("every scenario plans for every paper model at its TP degrees and every sublayer",
           "[scenario]") {
-  // REFERENCES.md: Mega-GPT-2 and T-NLG at TP 8 and 16; GPT-3, PaLM and MT-NLG at TP 32.
-  const std::vector<std::pair<std::string, std::vector<int>>> cases = {{"mega-gpt-2", {8, 16}},
-                                                                       {"t-nlg", {8, 16}},
-                                                                       {"gpt-3", {32}},
-                                                                       {"palm", {32}},
-                                                                       {"mt-nlg", {32}}};
+  // The zoo's paper TP degrees (test_t3 checks them against REFERENCES.md).
   int planned = 0;
-  for (const auto& [name, tps] : cases) {
-    for (const int tp : tps) {
+  for (const std::string& name : model_names()) {
+    for (const int tp : model(name).paper_tp) {
       SystemConfig config = load_system("t3-paper");
       apply_override(config, "gpus=" + std::to_string(tp));
       validate(config);
