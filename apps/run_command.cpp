@@ -111,7 +111,7 @@ void print_compare(const std::vector<nlohmann::json>& results) {
   std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %9s\n", "scenario", "time", "speedup",
               "gemm", "rs", "gemm+rs", "ag", "DRAM", "DRAM");
   std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %9s\n", "", "us", "x seq", "us", "us", "us",
-              "us", "MB", "seq");
+              "us", "MB", "saved");
   for (const nlohmann::json& result : results) {
     const double bytes = result["dram_bytes"]["total"].get<double>();
     std::printf("%-13s %10.1f %8.3f %10s %10s %10s %10s %10.1f %8.1f%%\n",
