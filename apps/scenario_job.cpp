@@ -1,6 +1,7 @@
 #include "apps/scenario_job.h"
 
 #include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include "apps/cli.h"
