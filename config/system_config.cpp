@@ -31,7 +31,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   visit_enum(v, "sim.mode", c.sim.mode, std::array{"timing", "functional"},
              "timing: no tensor storage; functional: real data in a sparse backing store");
   v.visit("sim.quantum_ns", c.sim.quantum_ns,
-          {"ns", "temporal-decoupling quantum of loosely-timed initiators", 0, 1e9});
+          {"ns",
+           "global TLM quantum (tlm_global_quantum) for initiators that decouple with a "
+           "quantum keeper, e.g. a virtual platform's CPU model; t3sim's own blocks synchronise "
+           "on every access and do not use it",
+           0, 1e9});
   v.visit("sim.seed", c.sim.seed, {"", "seed of every random choice in a run", 0, 9.0e18});
 
   auto& a = c.address_map;
