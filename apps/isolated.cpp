@@ -59,18 +59,28 @@ nlohmann::json collect(const std::string& path, int status) {
 }  // namespace
 
 std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, int jobs,
-                                         const Progress& progress) {
+                                         const Progress& progress,
+                                         const std::vector<double>& costs) {
   std::vector<nlohmann::json> results(work.size());
+  // Longest first, so no long job starts last while the other cores sit idle.
+  std::vector<std::size_t> order(work.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (costs.size() == work.size()) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return costs[a] > costs[b]; });
+  }
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0, done = 0;
   std::fflush(nullptr);  // a child must not repeat what the parent buffered
   while (done < work.size()) {
     while (next < work.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
-      const std::string path = result_path(next);  // named by the parent's pid, before the fork
+      const std::size_t job = order[next];
+      const std::string path = result_path(job);  // named by the parent's pid, before the fork
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("cannot start a simulation process (fork failed)");
-      if (pid == 0) child(work[next], path);
-      running[pid] = next++;
+      if (pid == 0) child(work[job], path);
+      running[pid] = job;
+      ++next;
     }
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);

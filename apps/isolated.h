@@ -14,10 +14,12 @@ using IsolatedJob = std::function<nlohmann::json()>;
 using Progress = std::function<void(std::size_t done, std::size_t total)>;
 
 // Runs every job in a forked child, at most `jobs` at once, and returns their results in job
-// order (deterministic whatever order they finish in). A job that throws, or a child that dies,
-// yields {"error": "<what happened>"}. Call it before any SystemC object exists in this process.
+// order (deterministic whatever order they finish in). With `costs` (one estimate per job) the
+// costliest start first. A job that throws, or a child that dies, yields {"error": "<what
+// happened>"}. Call it before any SystemC object exists in this process.
 std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, int jobs,
-                                         const Progress& progress = {});
+                                         const Progress& progress = {},
+                                         const std::vector<double>& costs = {});
 
 // The cores this machine has (at least 1): the default for --jobs.
 int default_jobs();

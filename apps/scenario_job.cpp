@@ -108,7 +108,11 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
     }
   }
   std::vector<IsolatedJob> work;
+  std::vector<double> costs;  // simulated work grows with the group's GEMM flops
   for (const ScenarioJob& point : points) {
+    const GemmShape shape = shape_of(point);
+    const double cost = static_cast<double>(point.config.gpus) * static_cast<double>(shape.m) *
+                        static_cast<double>(shape.n) * static_cast<double>(shape.k);
     for (Scenario scenario : simulated) {
       ScenarioJob job = point;
       job.scenario = scenario;
@@ -121,9 +125,10 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
         job.vcd.clear();
       }
       work.push_back([job] { return run_scenario_job(job); });
+      costs.push_back(cost);
     }
   }
-  const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress);
+  const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress, costs);
   std::vector<std::vector<nlohmann::json>> results;
   for (std::size_t p = 0; p < points.size(); ++p) {
     const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
