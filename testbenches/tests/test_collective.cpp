@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-
 #include <systemc>
 #include <tlm>
 
@@ -22,6 +21,7 @@
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
 #include "testbenches/child_process.h"
+#include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"
 #include "workloads/collective_program.h"
 
@@ -31,16 +31,7 @@ using Catch::Contains;
 
 namespace {
 
-// The t3-paper preset with `gpus` GPUs, 8 SMs each, in the given mode, plus overrides.
-SystemConfig group_config(int gpus, bool functional, const std::vector<std::string>& extra = {}) {
-  SystemConfig config = load_system("t3-paper");
-  apply_override(config, "gpus=" + std::to_string(gpus));
-  apply_override(config, "sm.count=8");
-  if (functional) apply_override(config, "sim.mode=functional");
-  for (const auto& assignment : extra) apply_override(config, assignment);
-  validate(config);
-  return config;
-}
+using namespace t3::ring_testing;
 
 // Runs `action` at the start of simulation, when every socket is bound (debug preloads).
 class AtStart : public sc_core::sc_module {
@@ -68,19 +59,6 @@ void debug(Router& router, bool write, std::uint64_t address, unsigned char* dat
 ElementType element_type(ElementCode code) {
   return static_cast<ElementType>(code);
 }
-
-// GPU g's input element i (of its whole buffer): small integers, so every sum is exact in fp32,
-// fp16 and bf16 (|sum| <= 8 x 16 = 128).
-float input(int g, std::int64_t i) {
-  return static_cast<float>((i * 5 + g * 11) % 17 - 8 + g);
-}
-// The all-gather's chunk c, element i.
-float gathered(int c, std::int64_t i) {
-  return static_cast<float>((c * 31 + i * 3) % 19 - 9);
-}
-constexpr float kUntouched = -100.0f;  // what all-gather inputs hold outside the owned chunk
-
-enum class Check { ReduceScatter, AllGather, AllReduce };
 
 struct GoldenCase {
   int gpus = 4;
@@ -120,9 +98,7 @@ void golden(const GoldenCase& gc) {
   spec.fifo_depth = 2;
   spec.flags = gc.flags;
   const auto plan = plan_collective(group.config().address_map, spec);
-  std::vector<CollectiveOp> ops;
-  if (gc.check != Check::AllGather) ops.push_back(CollectiveOp::ReduceScatter);
-  if (gc.check != Check::ReduceScatter) ops.push_back(CollectiveOp::AllGather);
+  const std::vector<CollectiveOp> ops = ops_of(gc.check);
   const auto programs = ring_programs(plan, spec, ops);
   const ElementType type = element_type(gc.element);
   const std::int64_t total = n * chunk_elements;

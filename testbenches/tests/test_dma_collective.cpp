@@ -21,6 +21,7 @@
 #include "models/system/tp_group.h"
 #include "models/tracker/tracker_registers.h"
 #include "testbenches/debug_access.h"
+#include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"
 #include "workloads/dma_collective.h"
 #include "workloads/gemm_plan.h"
@@ -31,41 +32,7 @@ using Catch::Contains;
 
 namespace {
 
-// The t3-paper preset with `gpus` GPUs, 8 SMs each (the SMs stay idle), plus overrides.
-SystemConfig group_config(int gpus, bool functional, const std::vector<std::string>& extra = {}) {
-  SystemConfig config = load_system("t3-paper");
-  apply_override(config, "gpus=" + std::to_string(gpus));
-  apply_override(config, "sm.count=8");
-  if (functional) apply_override(config, "sim.mode=functional");
-  for (const auto& assignment : extra) apply_override(config, assignment);
-  validate(config);
-  return config;
-}
-
-// GPU g's input element i (of its whole buffer): small integers, so every sum is exact in fp32,
-// fp16 and bf16 (|sum| <= 8 x 16 = 128).
-float input(int g, std::int64_t i) {
-  return static_cast<float>((i * 5 + g * 11) % 17 - 8 + g);
-}
-// The all-gather's chunk c, element i.
-float gathered(int c, std::int64_t i) {
-  return static_cast<float>((c * 31 + i * 3) % 19 - 9);
-}
-constexpr float kUntouched = -100.0f;  // what all-gather inputs hold outside the owned chunk
-
-enum class Check { ReduceScatter, AllGather, AllReduce };
-
-std::vector<CollectiveOp> ops_of(Check check) {
-  switch (check) {
-    case Check::ReduceScatter:
-      return {CollectiveOp::ReduceScatter};
-    case Check::AllGather:
-      return {CollectiveOp::AllGather};
-    case Check::AllReduce:
-      break;
-  }
-  return {CollectiveOp::ReduceScatter, CollectiveOp::AllGather};
-}
+using namespace t3::ring_testing;
 
 struct GoldenCase {
   int gpus = 4;
