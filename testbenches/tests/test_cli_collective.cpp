@@ -16,26 +16,13 @@
 
 #include <sys/wait.h>
 
-#ifndef T3SIM_BINARY
-#error "T3SIM_BINARY (the t3sim executable) must be defined by the build"
-#endif
-#ifndef T3SIM_TEST_BINARY_DIR
-#error "T3SIM_TEST_BINARY_DIR (where the test writes its files) must be defined by the build"
-#endif
+#include "testbenches/tests/cli_testing.h"
 
 namespace {
 
 // Runs `t3sim collective ARGS --json <binary dir>/NAME` and returns the document it wrote.
 nlohmann::json run_collective(const std::string& args, const std::string& name) {
-  const std::string json = std::string(T3SIM_TEST_BINARY_DIR) + "/" + name;
-  std::remove(json.c_str());
-  const std::string command = std::string("\"") + T3SIM_BINARY + "\" collective " + args +
-                              " --json \"" + json + "\" > \"" + json + ".log\" 2>&1";
-  INFO(command);
-  REQUIRE(std::system(command.c_str()) == 0);
-  std::ifstream file(json);
-  REQUIRE(file);
-  return nlohmann::json::parse(file);
+  return t3::cli_testing::run_json("collective", args, name);
 }
 
 // The checks every collective document must pass; `factor` is busbw / algbw for its op.

@@ -13,27 +13,11 @@
 
 #include <nlohmann/json.hpp>
 
-#ifndef T3SIM_BINARY
-#error "T3SIM_BINARY (the t3sim executable) must be defined by the build"
-#endif
-#ifndef T3SIM_TEST_BINARY_DIR
-#error "T3SIM_TEST_BINARY_DIR (where the test writes its files) must be defined by the build"
-#endif
+#include "testbenches/tests/cli_testing.h"
 
 namespace {
 
-// Runs `t3sim COMMAND ARGS --json <binary dir>/NAME` and returns the document it wrote.
-nlohmann::json t3sim(const std::string& command, const std::string& args, const std::string& name) {
-  const std::string json = std::string(T3SIM_TEST_BINARY_DIR) + "/" + name;
-  std::remove(json.c_str());
-  const std::string line = std::string("\"") + T3SIM_BINARY + "\" " + command + " " + args +
-                           " --json \"" + json + "\" > \"" + json + ".log\" 2>&1";
-  INFO(line);
-  REQUIRE(std::system(line.c_str()) == 0);
-  std::ifstream file(json);
-  REQUIRE(file);
-  return nlohmann::json::parse(file);
-}
+using t3::cli_testing::run_json;
 
 const nlohmann::json& scenario(const nlohmann::json& results, const std::string& name) {
   const auto found = std::find_if(results.begin(), results.end(),
@@ -94,8 +78,8 @@ void check_compare_arithmetic(const nlohmann::json& results) {
 // scenario may beat the ideal overlap by more than near-memory reduction can give.
 void check_paper_sublayer(const std::string& sublayer) {
   const nlohmann::json results =
-      t3sim("compare", "--model t-nlg --tp 8 --jobs 2 --sublayer " + sublayer,
-            "compare-t-nlg-" + sublayer + ".json");
+      run_json("compare", "--model t-nlg --tp 8 --jobs 2 --sublayer " + sublayer,
+               "compare-t-nlg-" + sublayer + ".json");
   check_compare_arithmetic(results);
   const nlohmann::json& sequential = scenario(results, "sequential");
   const double t3 = scenario(results, "t3")["time_ns"];
@@ -123,8 +107,8 @@ void check_paper_sublayer(const std::string& sublayer) {
 TEST_CASE("t3sim compare on a small sublayer keeps its arithmetic and is deterministic",
           "[cli][scenario]") {
   const std::string args = "--model mega-gpt-2 --sublayer op --tp 2 --tokens 512 --jobs 2";
-  nlohmann::json first = t3sim("compare", args, "compare-small-1.json");
-  nlohmann::json second = t3sim("compare", args, "compare-small-2.json");
+  nlohmann::json first = run_json("compare", args, "compare-small-1.json");
+  nlohmann::json second = run_json("compare", args, "compare-small-2.json");
   check_compare_arithmetic(first);
   for (auto* results : {&first, &second}) {
     for (auto& result : *results) result.erase("wall_time_s");
@@ -137,10 +121,10 @@ TEST_CASE("t3sim run --trace writes a timeline whose events agree with the resul
   const std::string trace = std::string(T3SIM_TEST_BINARY_DIR) + "/run-trace.json";
   std::remove(trace.c_str());
   const nlohmann::json result =
-      t3sim("run",
-            "--model mega-gpt-2 --sublayer op --tp 2 --tokens 512 --scenario t3-mca --trace \"" +
-                trace + "\"",
-            "run-trace-result.json");
+      run_json("run",
+               "--model mega-gpt-2 --sublayer op --tp 2 --tokens 512 --scenario t3-mca --trace \"" +
+                   trace + "\"",
+               "run-trace-result.json");
   std::ifstream file(trace);
   REQUIRE(file);
   const nlohmann::json timeline = nlohmann::json::parse(file);
@@ -181,11 +165,11 @@ TEST_CASE("t3sim run --trace writes a timeline whose events agree with the resul
 TEST_CASE("t3sim run checks its data in functional mode", "[cli][scenario]") {
   for (const char* name : {"t3-mca", "ideal-rs-nmc"}) {
     const nlohmann::json result =
-        t3sim("run",
-              std::string("--model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 --functional "
-                          "--scenario ") +
-                  name,
-              std::string("run-functional-") + name + ".json");
+        run_json("run",
+                 std::string("--model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 --functional "
+                             "--scenario ") +
+                     name,
+                 std::string("run-functional-") + name + ".json");
     CHECK(result["functional_check"] == "passed");
     CHECK(result["config"]["sim"]["mode"] == "functional");
     CHECK(result["speedup_vs_sequential"].get<double>() > 0);
