@@ -10,15 +10,9 @@ namespace t3 {
 
 namespace {
 
+// The dispatcher's element codes are ElementType's values (models/sm/dispatcher.cpp casts too).
 ElementType element_type(ElementCode code) {
-  switch (code) {
-    case kElementFp32:
-      return ElementType::Fp32;
-    case kElementFp16:
-      return ElementType::Fp16;
-    default:
-      return ElementType::Bf16;
-  }
+  return static_cast<ElementType>(code);
 }
 
 // `elements` values of `type` drawn from the integers in [-range, range].
