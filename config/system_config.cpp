@@ -126,6 +126,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("l2.line_bytes", l2.line_bytes, {"byte", "line size (power of two)", 16, 4096});
   v.visit("l2.sector_bytes", l2.sector_bytes,
           {"byte", "sector size: the unit of fill and of valid/dirty state", 4, 4096});
+  v.visit("l2.block_lines", l2.block_lines,
+          {"line",
+           "lines the model tags and replaces as one unit (power of two; simulation granularity, "
+           "not hardware: 1 is exact). Banks stay line-interleaved and uncached accesses "
+           "invalidate only the lines they overlap",
+           1, 64});
   v.visit("l2.banks", l2.banks, {"", "independent banks, line-interleaved", 1, 1024});
   v.visit("l2.bank_bytes_per_clock", l2.bank_bytes_per_clock,
           {"byte/clk", "bandwidth of one bank", 1, 4096});

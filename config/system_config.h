@@ -92,6 +92,7 @@ struct L2Config {
   std::int64_t ways = 16;
   std::int64_t line_bytes = 128;
   std::int64_t sector_bytes = 32;
+  std::int64_t block_lines = 8;
   std::int64_t banks = 32;
   double bank_bytes_per_clock = 64;
   double clock_GHz = 1.4;

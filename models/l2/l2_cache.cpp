@@ -76,16 +76,27 @@ void validate(const L2Config& c) {
     throw ConfigError("l2.sector_bytes: " + std::to_string(c.sector_bytes) +
                       " does not divide l2.line_bytes (" + std::to_string(c.line_bytes) + ")");
   }
-  if (c.line_bytes / c.sector_bytes > 64) {  // valid/dirty state is one 64-bit mask per line
+  if (c.line_bytes / c.sector_bytes > 64) {  // valid/dirty state is one 64-bit mask per block
     throw ConfigError("l2.sector_bytes: " + std::to_string(c.sector_bytes) + " gives " +
                       std::to_string(c.line_bytes / c.sector_bytes) +
                       " sectors per line; at most 64 are supported");
   }
+  if (c.block_lines < 1 || (c.block_lines & (c.block_lines - 1)) != 0) {
+    throw ConfigError("l2.block_lines: " + std::to_string(c.block_lines) +
+                      " is not a power of two");
+  }
+  const std::int64_t block_bytes = c.line_bytes * c.block_lines;
+  if (block_bytes / c.sector_bytes > 64) {
+    throw ConfigError("l2.block_lines: " + std::to_string(c.block_lines) + " lines of " +
+                      std::to_string(c.line_bytes / c.sector_bytes) + " sectors make a block of " +
+                      std::to_string(block_bytes / c.sector_bytes) +
+                      " sectors; at most 64 are supported");
+  }
   if (c.ways < 1) throw ConfigError("l2.ways: must be at least 1");
-  const auto set_bytes = static_cast<std::uint64_t>(c.line_bytes * c.ways);
+  const auto set_bytes = static_cast<std::uint64_t>(block_bytes * c.ways);
   if (c.size_bytes < set_bytes || c.size_bytes % set_bytes != 0) {
     throw ConfigError("l2.size_bytes: " + std::to_string(c.size_bytes) +
-                      " is not a positive multiple of l2.line_bytes x l2.ways (" +
+                      " is not a positive multiple of l2.line_bytes x l2.block_lines x l2.ways (" +
                       std::to_string(set_bytes) + ")");
   }
   if (c.banks < 1) throw ConfigError("l2.banks: must be at least 1");
@@ -114,6 +125,11 @@ void validate(const L2Config& c) {
 // more memory round trip. An access that waited for another's fill keeps its bank slot from T
 // and completes at max(lookup done, that fill's completion): no second fetch. b_transport returns
 // the time from sc_time_stamp() to completion as the delay.
+//
+// Granularity: the tag array, replacement and locks work on blocks of l2.block_lines lines (in
+// this Impl a "line" is such a block; with block_lines = 1 it is the hardware line). Banks are
+// reserved per hardware line, and an uncached access invalidates only the hardware lines it
+// overlaps, so a block is a bookkeeping unit, not a longer line.
 struct L2Cache::Impl {
   enum class Kind : std::uint8_t { Fill, Writeback, Direct, Bypass };
 
@@ -178,11 +194,14 @@ struct L2Cache::Impl {
         base(base),
         size(size),
         stats(owner.stats_),
-        line_bytes(static_cast<std::uint64_t>(config.line_bytes)),
+        line_bytes(static_cast<std::uint64_t>(config.line_bytes * config.block_lines)),
         sector_bytes(static_cast<std::uint64_t>(config.sector_bytes)),
         line_shift(log2_of(line_bytes)),
         sector_shift(log2_of(sector_bytes)),  // divides a power of two: a power of two
-        sectors_per_line(static_cast<unsigned>(config.line_bytes / config.sector_bytes)),
+        sectors_per_line(static_cast<unsigned>(line_bytes / sector_bytes)),
+        bank_line_bytes(static_cast<std::uint64_t>(config.line_bytes)),
+        bank_line_shift(log2_of(bank_line_bytes)),
+        bank_lines(static_cast<std::uint64_t>(config.block_lines)),
         ways(static_cast<std::uint64_t>(config.ways)),
         sets(config.size_bytes / (line_bytes * ways)),
         banks(static_cast<std::uint64_t>(config.banks)),
@@ -196,7 +215,7 @@ struct L2Cache::Impl {
     const double resolution_ns = sc_core::sc_get_time_resolution().to_seconds() * 1e9;
     units_per_byte = 1.0 / (config.bank_bytes_per_clock * config.clock_GHz) / resolution_ns;
     hit_latency = sc_core::sc_time(config.hit_latency_ns, sc_core::SC_NS);
-    line_units = bank_units(line_bytes);
+    line_units = bank_units(bank_line_bytes);
     full_line = sector_range(0, sectors_per_line - 1);
     frames.resize(sets * ways);
     used.assign(sets * ways, 0);
@@ -238,6 +257,29 @@ struct L2Cache::Impl {
   }
   std::uint64_t first_line(std::uint64_t begin) const { return begin >> line_shift; }
   std::uint64_t last_line(std::uint64_t end) const { return (end - 1) >> line_shift; }
+  // Reserves, from `arrival_units` on, the bank of every hardware line [b, e) (window offsets)
+  // touches for the bytes it touches; `bank_index` is the bank of b's line and ends at the next.
+  // `done_units` becomes the latest reservation end.
+  void reserve_banks(std::uint64_t b, std::uint64_t e, std::uint64_t& bank_index,
+                     sc_core::sc_time::value_type arrival_units,
+                     sc_core::sc_time::value_type& done_units) {
+    while (b < e) {
+      const std::uint64_t line_end = ((b >> bank_line_shift) + 1) << bank_line_shift;
+      const std::uint64_t piece_end = std::min(e, line_end);
+      const bool whole = piece_end - b == bank_line_bytes;
+      sc_core::sc_time::value_type& bank = bank_free[bank_index];
+      bank = std::max(bank, arrival_units) + (whole ? line_units : bank_units(piece_end - b));
+      done_units = std::max(done_units, bank);
+      if (++bank_index == banks) bank_index = 0;
+      b = piece_end;
+    }
+  }
+  // Sectors of block `line` in the hardware lines that [begin, end) overlaps: what an uncached
+  // access invalidates.
+  std::uint64_t line_mask_of(std::uint64_t line, std::uint64_t begin, std::uint64_t end) const {
+    const std::uint64_t round = bank_line_bytes - 1;
+    return mask_of(line, begin & ~round, (end + round) & ~round);
+  }
 
   // Entries of a tag row of `stride` (<= 64) entries that hold `tag` (bit = entry; the padding
   // after the last way included).
@@ -463,7 +505,7 @@ struct L2Cache::Impl {
   }
 
   // Waits, holding nothing, until no transit of another access locks a sector of
-  // [begin, end) -- whole lines if `bypass`, since a bypass invalidates whole lines. Bypasses do
+  // [begin, end) -- whole hardware lines if `bypass`, since a bypass invalidates them. Bypasses do
   // not order among themselves: they meet at memory, like two initiators' stores.
   // `ready` becomes the latest completion of the transits waited for.
   void wait_for_conflicts(std::uint64_t begin, std::uint64_t end, bool bypass,
@@ -480,7 +522,8 @@ struct L2Cache::Impl {
         line += skip;
         set += skip;  // skip < sets: a locked set is found within one lap
         if (set >= sets) set -= sets;
-        const std::uint64_t mask = bypass ? full_line : mask_of(line, begin, end);
+        const std::uint64_t mask =
+            bypass ? line_mask_of(line, begin, end) : mask_of(line, begin, end);
         for (std::uint32_t n = lock_lists[set].head; n != kNil; n = lock_nodes[n].next) {
           const Lock& lock = lock_nodes[n].lock;
           if (lock.line == line && (lock.mask & mask) != 0 &&
@@ -504,11 +547,11 @@ struct L2Cache::Impl {
 
   // ---- planning (atomic) ------------------------------------------------------------------
 
-  // Queues the dirty sectors of `frame` for write-back; runs contiguous with the previous one
-  // merge into one memory write.
-  void add_writeback(Access& access, const Frame& frame, int cls) {
+  // Queues the dirty sectors of `frame` among `mask` for write-back; runs contiguous with the
+  // previous one merge into one memory write.
+  void add_writeback(Access& access, const Frame& frame, std::uint64_t mask, int cls) {
     const std::uint64_t start = frame.line << line_shift;
-    for_each_run(frame.dirty, [&](unsigned first, unsigned count) {
+    for_each_run(frame.dirty & mask, [&](unsigned first, unsigned count) {
       const std::uint64_t b = start + (std::uint64_t{first} << sector_shift);
       const std::uint64_t e = b + (std::uint64_t{count} << sector_shift);
       Transit* transit = nullptr;
@@ -542,6 +585,16 @@ struct L2Cache::Impl {
     }
     transit->end = e;
     if (functional && kind == Kind::Fill) transit->buffer.resize(e - transit->begin);
+  }
+
+  // Hardware lines of a block with a sector in `mask`.
+  unsigned lines_holding(std::uint64_t mask) const {
+    if (bank_lines == 1) return mask != 0 ? 1 : 0;
+    const unsigned per_line = sectors_per_line / static_cast<unsigned>(bank_lines);
+    const std::uint64_t line_sectors = sector_range(0, per_line - 1);
+    unsigned lines = 0;
+    for (; mask != 0; mask >>= per_line) lines += (mask & line_sectors) != 0 ? 1 : 0;
+    return lines;
   }
 
   // A frame for `c.line`: an empty way, else the least recently used way without a fill in
@@ -592,8 +645,8 @@ struct L2Cache::Impl {
     }
     Frame* victim = &set[way];
     if (victim->valid != 0) {
-      ++stats.evictions[cls];
-      if (victim->dirty != 0) add_writeback(access, *victim, cls);
+      stats.evictions[cls] += lines_holding(victim->valid);
+      if (victim->dirty != 0) add_writeback(access, *victim, full_line, cls);
     }
     retag(*victim, c.set, way, c.line, c.tag);
     victim->valid = victim->dirty = 0;
@@ -697,13 +750,19 @@ struct L2Cache::Impl {
     for (Cursor c = cursor(first_line(offset)); c.line <= last; advance(c)) {
       Frame* frame = find(c);
       if (!frame) continue;
-      assert(frame->pending == 0);  // wait_for_conflicts waited for every fill of the line
-      if (frame->dirty != 0) add_writeback(access, *frame, cls);
-      *frame = Frame{};
-      const std::uint64_t way = index_of(*frame) - c.set * ways;
-      used[index_of(*frame)] = 0;
-      if (ways <= 64 && set_state[c.set].newest == way) set_state[c.set].newest = kNoWay;
-      retag(*frame, c.set, way, kNoLine, 0);
+      const std::uint64_t mask = line_mask_of(c.line, offset, end);
+      // wait_for_conflicts waited for every fill of these lines
+      assert((frame->pending & mask) == 0);
+      if ((frame->dirty & mask) != 0) add_writeback(access, *frame, mask, cls);
+      frame->valid &= ~mask;
+      frame->dirty &= ~mask;
+      if (frame->valid == 0 && frame->pending == 0) {
+        *frame = Frame{};
+        const std::uint64_t way = index_of(*frame) - c.set * ways;
+        used[index_of(*frame)] = 0;
+        if (ways <= 64 && set_state[c.set].newest == way) set_state[c.set].newest = kNoWay;
+        retag(*frame, c.set, way, kNoLine, 0);
+      }
       sync(c.set, *frame);
     }
     lock(self);
@@ -740,15 +799,14 @@ struct L2Cache::Impl {
     const sc_core::sc_time::value_type arrival_units = arrival.value();
     sc_core::sc_time::value_type bank_done_units = arrival_units;
     const std::uint64_t first = first_line(offset), last = last_line(end);
-    std::uint64_t bank_index = first % banks;
+    std::uint64_t bank_index = (offset >> bank_line_shift) % banks;
     std::uint64_t hit_count = 0, miss_count = 0;  // sectors; added to the stats after the plan
     std::uint64_t stamp = clock;
     const bool fast_reads = !write && !data && ways <= 64 && exact_tags;
     // Lines [whole_begin, whole_end) are touched whole.
     const std::uint64_t whole_begin = (offset & (line_bytes - 1)) == 0 ? first : first + 1;
     const std::uint64_t whole_end = (end & (line_bytes - 1)) == 0 ? last + 1 : last;
-    for (Cursor c = cursor(first); c.line <= last;
-         advance(c), bank_index = bank_index + 1 == banks ? 0 : bank_index + 1) {
+    for (Cursor c = cursor(first); c.line <= last; advance(c)) {
       if (fast_reads && c.line >= whole_begin && c.line < whole_end) {
         plan_complete_hits(c, bank_index, whole_end, arrival_units, bank_done_units, stamp,
                            hit_count);
@@ -764,10 +822,8 @@ struct L2Cache::Impl {
                 : sector_range(static_cast<unsigned>(lo >> sector_shift),
                                static_cast<unsigned>((hi - 1) >> sector_shift));
       const unsigned touched_count = whole ? sectors_per_line : popcount(touched);
-      // The bank moves the bytes touched; the calendar orders reservations as they are made.
-      sc_core::sc_time::value_type& bank = bank_free[bank_index];
-      bank = std::max(bank, arrival_units) + (whole ? line_units : bank_units(hi - lo));
-      bank_done_units = std::max(bank_done_units, bank);
+      // The banks move the bytes touched; the calendar orders reservations as they are made.
+      reserve_banks(start + lo, start + hi, bank_index, arrival_units, bank_done_units);
 
       const std::uint64_t way = find_way(c);
       if (way < ways && fast_reads && (set_state[c.set].complete >> way & 1) != 0) {
@@ -863,7 +919,7 @@ struct L2Cache::Impl {
                           std::uint64_t& hit_count) {
     // Locals: the stores below would otherwise make the compiler reload every member.
     const std::uint64_t n_sets = sets, n_ways = ways, n_banks = banks, stride = tag_stride;
-    const std::uint64_t mask = way_mask, per_line = sectors_per_line;
+    const std::uint64_t mask = way_mask, per_line = sectors_per_line, per_block = bank_lines;
     const sc_core::sc_time::value_type line_time = line_units;
     const std::uint32_t* const tag_base = tags;
     SetState* const states = set_state.data();
@@ -879,8 +935,11 @@ struct L2Cache::Impl {
       if (matches == 0) break;
       const auto way = static_cast<std::uint64_t>(__builtin_ctzll(matches));
       if ((states[set].complete >> way & 1) == 0) break;
-      calendar[bank] = std::max(calendar[bank], arrival_units) + line_time;
-      done = std::max(done, calendar[bank]);
+      for (std::uint64_t k = 0; k < per_block; ++k) {
+        calendar[bank] = std::max(calendar[bank], arrival_units) + line_time;
+        done = std::max(done, calendar[bank]);
+        if (++bank == n_banks) bank = 0;
+      }
       ++next;
       if (states[set].newest != way) {
         stamps[set * n_ways + way] = next;
@@ -894,7 +953,6 @@ struct L2Cache::Impl {
         ++tag;
         row = tag_base;
       }
-      if (++bank == n_banks) bank = 0;
     }
     c = {line, set, tag};
     bank_index = bank;
@@ -989,6 +1047,9 @@ struct L2Cache::Impl {
   const unsigned line_shift;    // log2(line_bytes)
   const unsigned sector_shift;  // log2(sector_bytes)
   const unsigned sectors_per_line;
+  const std::uint64_t bank_line_bytes;  // the hardware line: the unit of bank interleaving
+  const unsigned bank_line_shift;
+  const std::uint64_t bank_lines;  // hardware lines per block (l2.block_lines)
   const std::uint64_t ways;
   const std::uint64_t sets;
   const std::uint64_t banks;
@@ -998,7 +1059,7 @@ struct L2Cache::Impl {
   std::uint64_t full_line = 0;
   double units_per_byte = 0;  // time-resolution units of bank time per byte
   sc_core::sc_time hit_latency;
-  sc_core::sc_time::value_type line_units = 0;  // bank time of a whole line
+  sc_core::sc_time::value_type line_units = 0;  // bank time of a whole hardware line
 
   std::vector<Frame> frames;               // [set * ways + way]
   std::vector<std::uint64_t> used;         // [set * ways + way]: LRU stamp
@@ -1052,7 +1113,7 @@ std::uint64_t L2Cache::sets() const {
 }
 
 int L2Cache::bank_of(std::uint64_t address) const {
-  return static_cast<int>(((address - impl_->base) / impl_->line_bytes) % impl_->banks);
+  return static_cast<int>(((address - impl_->base) / impl_->bank_line_bytes) % impl_->banks);
 }
 
 nlohmann::json L2Cache::report() const {
@@ -1061,6 +1122,7 @@ nlohmann::json L2Cache::report() const {
   j["mode"] = impl.functional ? "functional" : "timing";
   j["sets"] = impl.sets;
   j["ways"] = impl.ways;
+  j["block_lines"] = impl.bank_lines;
   nlohmann::json total = nlohmann::json::object();
   std::uint64_t hits = 0, lookups = 0;
   for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {

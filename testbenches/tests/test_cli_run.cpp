@@ -116,6 +116,32 @@ TEST_CASE("t3sim compare on a small sublayer keeps its arithmetic and is determi
   CHECK(first.dump() == second.dump());
 }
 
+// l2.block_lines is a simulation granularity: its default must keep a whole sublayer within 2%
+// of line-by-line tagging (DESIGN.md: the coarsest granularity within 2% of the fine one).
+TEST_CASE("the L2's default tag block keeps a sublayer within 2% of line-by-line tagging",
+          "[cli][scenario]") {
+  const std::string args =
+      "--model mega-gpt-2 --sublayer fc2 --tp 4 --tokens 2048 --jobs 2 "
+      "--scenarios sequential,t3-mca,ideal-rs-nmc";
+  const nlohmann::json coarse = run_json("compare", args, "compare-blocks-default.json");
+  const nlohmann::json fine =
+      run_json("compare", args + " --set l2.block_lines=1", "compare-blocks-1.json");
+  REQUIRE(coarse.size() == 3);
+  REQUIRE(fine.size() == 3);
+  CHECK(coarse[0]["config"]["l2"]["block_lines"].get<int>() > 1);
+  CHECK(fine[0]["config"]["l2"]["block_lines"] == 1);
+  for (const char* name : {"sequential", "t3-mca", "ideal-rs-nmc"}) {
+    INFO(name);
+    const nlohmann::json& c = scenario(coarse, name);
+    const nlohmann::json& f = scenario(fine, name);
+    CHECK(c["time_ns"].get<double>() == Approx(f["time_ns"].get<double>()).epsilon(0.02));
+    CHECK(c["dram_bytes"]["total"].get<double>() ==
+          Approx(f["dram_bytes"]["total"].get<double>()).epsilon(0.02));
+    CHECK(c["dram_bytes"]["gemm_read"].get<double>() ==
+          Approx(f["dram_bytes"]["gemm_read"].get<double>()).epsilon(0.02));
+  }
+}
+
 TEST_CASE("t3sim run --trace writes a timeline whose events agree with the result",
           "[cli][trace]") {
   const std::string trace = std::string(T3SIM_TEST_BINARY_DIR) + "/run-trace.json";
