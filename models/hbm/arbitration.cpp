@@ -1,6 +1,8 @@
 #include "models/hbm/arbitration.h"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 namespace t3 {
 
@@ -41,12 +43,16 @@ void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time
   // Requests enter a channel's queue in sequence order (an arrival, or the oldest back-pressured
   // request when an entry frees), so the ones not seen at an earlier pick are the queue's suffix
   // past the highest sequence seen so far.
-  std::size_t first_new = queue.size();
-  while (first_new > 0 && (!last_seen_ || queue[first_new - 1].sequence > *last_seen_)) {
+  auto first_new = queue.end();
+  while (first_new != queue.begin() &&
+         (!last_seen_ || std::prev(first_new)->sequence > *last_seen_)) {
     --first_new;
   }
-  for (std::size_t i = first_new; i < queue.size(); ++i) {
-    const QueuedRequest& request = queue[i];
+  for (auto it = first_new; it != queue.end(); ++it) {
+    const QueuedRequest& request = *it;
+    // Arrivals seen in sequence order never went back in time so far: see pick().
+    if (newest_arrival_ && request.arrival < *newest_arrival_) arrivals_ordered_ = false;
+    newest_arrival_ = request.arrival;
     if (request.traffic_class != TrafficClass::Compute) continue;
     // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
     if (in_window(request.arrival)) {
@@ -82,13 +88,25 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
 
   std::optional<std::size_t> compute;        // oldest compute request
   std::optional<std::size_t> communication;  // oldest communication request
-  const auto older = [&](std::size_t a, std::size_t b) {
-    return queue[a].arrival != queue[b].arrival ? queue[a].arrival < queue[b].arrival
-                                                : queue[a].sequence < queue[b].sequence;
-  };
-  for (std::size_t i = 0; i < queue.size(); ++i) {
-    auto& oldest = queue[i].traffic_class == TrafficClass::Compute ? compute : communication;
-    if (!oldest || older(i, *oldest)) oldest = i;
+  std::size_t i = 0;
+  if (arrivals_ordered_) {
+    // The queue is in sequence order, and so far in arrival order too (the controller admits
+    // arrivals in time order): the first request of a class is its oldest.
+    for (auto it = queue.begin(); it != queue.end() && !(compute && communication); ++it, ++i) {
+      auto& oldest = it->traffic_class == TrafficClass::Compute ? compute : communication;
+      if (!oldest) oldest = i;
+    }
+  } else {
+    std::optional<std::pair<sc_core::sc_time, std::uint64_t>> compute_key, communication_key;
+    for (auto it = queue.begin(); it != queue.end(); ++it, ++i) {
+      const bool is_compute = it->traffic_class == TrafficClass::Compute;
+      auto& key = is_compute ? compute_key : communication_key;
+      const std::pair<sc_core::sc_time, std::uint64_t> age{it->arrival, it->sequence};
+      if (!key || age < *key) {
+        key = age;
+        (is_compute ? compute : communication) = i;
+      }
+    }
   }
 
   // The gate of rule 3: may communication go when no compute is queued?

@@ -121,9 +121,11 @@ class McaPolicy : public ArbitrationPolicy {
 
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
-  std::optional<std::uint64_t> last_seen_;  // highest sequence seen in a queue so far
-  std::deque<sc_core::sc_time> recent_;     // compute arrivals in the sliding window, ascending
-  std::vector<sc_core::sc_time> first_;     // compute arrivals while the first window is open
+  std::optional<std::uint64_t> last_seen_;          // highest sequence seen in a queue so far
+  std::optional<sc_core::sc_time> newest_arrival_;  // arrival of that request
+  bool arrivals_ordered_ = true;  // every request seen arrived no earlier than the one before
+  std::deque<sc_core::sc_time> recent_;  // compute arrivals in the sliding window, ascending
+  std::vector<sc_core::sc_time> first_;  // compute arrivals while the first window is open
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
   sc_core::sc_time retry_ = sc_core::SC_ZERO_TIME;
   McaStats stats_;

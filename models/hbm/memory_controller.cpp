@@ -168,7 +168,6 @@ struct MemoryController::Impl {
       done += chunk;
     }
     transaction.unserved = transaction.subs.size();
-    unstarted += transaction.subs.size();
 
     // Arrival is scheduled, not waited for: the caller's annotated delay is when the request
     // reaches the controller, and the method admits it then.
@@ -176,7 +175,9 @@ struct MemoryController::Impl {
     std::push_heap(arrivals.begin(), arrivals.end(), std::greater<>());
     wake.notify(delay);
 
+    ++inside;
     sc_core::wait(transaction.done);
+    --inside;
 
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
     delay = sc_core::SC_ZERO_TIME;
@@ -231,8 +232,13 @@ struct MemoryController::Impl {
     Channel& ch = channels[static_cast<std::size_t>(channel)];
     const QueuedRequest request = ch.queue[pick];
     const Ref ref = ch.refs[pick];
-    ch.queue.erase(ch.queue.begin() + static_cast<std::ptrdiff_t>(pick));
-    ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
+    if (pick == 0) {  // the common case (FCFS, or the oldest is the one picked)
+      ch.queue.pop_front();
+      ch.refs.pop_front();
+    } else {
+      ch.queue.erase(ch.queue.begin() + static_cast<std::ptrdiff_t>(pick));
+      ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
     change_occupancy(channel, request.traffic_class, -1, now);
 
     Transaction& transaction = *ref.transaction;
@@ -268,9 +274,6 @@ struct MemoryController::Impl {
     stats.channel_bytes[static_cast<std::size_t>(channel)] += s.bytes;
     stats.channel_busy_ns[static_cast<std::size_t>(channel)] +=
         static_cast<double>(occupancy.value()) * resolution_ns;
-    --unstarted;
-    in_service.push_back(done);
-    std::push_heap(in_service.begin(), in_service.end(), std::greater<>());
 
     transaction.finish = std::max(transaction.finish, done);
     if (--transaction.unserved == 0) {
@@ -314,13 +317,6 @@ struct MemoryController::Impl {
     return true;
   }
 
-  void retire(sc_core::sc_time now) const {
-    while (!in_service.empty() && in_service.front() <= now) {
-      std::pop_heap(in_service.begin(), in_service.end(), std::greater<>());
-      in_service.pop_back();
-    }
-  }
-
   // Channels are visited only when something is due for them: an arrival at this activation, or a
   // wake-up (bus free or policy retry) that has come. So an activation costs what it serves, not
   // the channel count.
@@ -353,7 +349,6 @@ struct MemoryController::Impl {
     if (!wakeups.empty()) next = wakeups.front().first;
     if (!arrivals.empty() && (!next || arrivals.front().at < *next)) next = arrivals.front().at;
     if (next) wake.notify(*next - now);
-    retire(now);
   }
 
   // Serves channel k while its bus is free, then books its next wake-up if work remains.
@@ -388,10 +383,7 @@ struct MemoryController::Impl {
     }
   }
 
-  std::size_t pending() const {
-    retire(sc_core::sc_time_stamp());
-    return unstarted + in_service.size();
-  }
+  std::size_t pending() const { return inside; }
 
   MemoryController& owner;
   const HbmConfig config;
@@ -417,8 +409,7 @@ struct MemoryController::Impl {
   std::vector<std::unique_ptr<Transaction>> transactions;
   std::vector<Transaction*> free_transactions;
 
-  std::size_t unstarted = 0;                         // accepted, not yet in service
-  mutable std::vector<sc_core::sc_time> in_service;  // min-heap of completion times
+  std::size_t inside = 0;  // transactions accepted and not answered yet
   std::array<int, kTrafficClasses> total_occupancy{};
   std::array<std::uint64_t, kTrafficClasses> integral_units{};
   sc_core::sc_time occupancy_since;

@@ -78,6 +78,23 @@ TEST_CASE("MCA serves compute before older communication", "[mca]") {
   }
 }
 
+TEST_CASE("MCA picks the oldest by arrival when arrivals are not in sequence order", "[mca]") {
+  McaConfig config;
+  config.threshold = 1;
+  McaPolicy policy(config);
+  // In order at first: the first request of each class is its oldest.
+  std::deque<QueuedRequest> queue = {compute(0, 10), compute(1, 20)};
+  CHECK(serve(policy, queue, 30) == Pick(0));
+  // A request arrives earlier than one seen before it (a queue built by another controller):
+  // from now on age is compared, not position.
+  queue.push_back(compute(2, 15));
+  queue.push_back(communication(3, 40));
+  queue.push_back(communication(4, 5));
+  CHECK(serve(policy, queue, 2005) == Pick(3));  // communication 4 (arrived 5) has starved
+  CHECK(serve(policy, queue, 2006) == Pick(1));  // compute 2, arrived 15 < 20
+  CHECK(serve(policy, queue, 2007) == Pick(0));  // compute 1
+}
+
 TEST_CASE("MCA serves communication at low compute intensity and declines at high", "[mca]") {
   McaConfig config;
   config.threshold = 3;
