@@ -56,8 +56,12 @@ void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time
     if (request.traffic_class != TrafficClass::Compute) continue;
     // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
     if (in_window(request.arrival)) {
-      recent_.insert(std::upper_bound(recent_.begin(), recent_.end(), request.arrival),
-                     request.arrival);
+      if (recent_.empty() || !(request.arrival < recent_.back())) {
+        recent_.push_back(request.arrival);
+      } else {
+        recent_.insert(std::upper_bound(recent_.begin(), recent_.end(), request.arrival),
+                       request.arrival);
+      }
     }
     if (stats_.derived && !threshold_known()) {
       first_.push_back(request.arrival);
