@@ -59,8 +59,8 @@ nlohmann::json collect(const std::string& path, int status) {
 }  // namespace
 
 std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, int jobs,
-                                         const Progress& progress,
-                                         const std::vector<double>& costs) {
+                                         const Progress& progress, const std::vector<double>& costs,
+                                         const Finished& finished) {
   std::vector<nlohmann::json> results(work.size());
   // Longest first, so no long job starts last while the other cores sit idle.
   std::vector<std::size_t> order(work.size());
@@ -87,6 +87,7 @@ std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, i
     const auto found = running.find(pid);
     if (found == running.end()) continue;
     results[found->second] = collect(result_path(found->second), status);
+    if (finished) finished(found->second, results[found->second]);
     running.erase(found);
     ++done;
     if (progress) progress(done, work.size());

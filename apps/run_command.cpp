@@ -19,8 +19,8 @@ po::options_description scenario_options(bool single) {
                           "sequential, t3, t3-mca, ideal, ideal-rs-nmc")(
         "trace", po::value<std::string>(),
         "write a Chrome trace-event timeline (open it in ui.perfetto.dev); for ideal, of the "
-        "sequential run it is derived from")(
-        "vcd", po::value<std::string>(), "write key signals as a VCD file");
+        "sequential run it is derived from")("vcd", po::value<std::string>(),
+                                             "write key signals as a VCD file");
   }
   if (!single) {
     options.add_options()("scenarios", po::value<std::string>()->default_value("all"),

@@ -97,7 +97,8 @@ std::string describe(const ScenarioJob& job) {
 
 std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<ScenarioJob>& points,
                                                        const std::vector<Scenario>& scenarios,
-                                                       int jobs, const Progress& progress) {
+                                                       int jobs, const Progress& progress,
+                                                       const PointDone& point_done) {
   // Simulated per point: sequential first (every speedup needs it), then each other scenario
   // once; ideal is derived.
   std::vector<Scenario> simulated = {Scenario::Sequential};
@@ -128,15 +129,9 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
       costs.push_back(cost);
     }
   }
-  const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress, costs);
-  std::vector<std::vector<nlohmann::json>> results;
-  for (std::size_t p = 0; p < points.size(); ++p) {
+  // Point p's runs are runs[p * simulated.size(), ...), sequential first.
+  const auto assemble = [&](std::size_t p, const std::vector<nlohmann::json>& runs) {
     const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
-    for (auto run = first; run != first + static_cast<std::ptrdiff_t>(simulated.size()); ++run) {
-      if (run->contains("error")) {
-        throw std::runtime_error(describe(points[p]) + ": " + (*run)["error"].get<std::string>());
-      }
-    }
     std::vector<nlohmann::json> point;
     for (Scenario scenario : scenarios) {
       const auto index =
@@ -145,7 +140,27 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
       set_speedup(result, *first);
       point.push_back(std::move(result));
     }
-    results.push_back(std::move(point));
+    return point;
+  };
+  std::vector<nlohmann::json> arrived(work.size());
+  std::vector<std::size_t> pending(points.size(), simulated.size());
+  std::vector<bool> failed(points.size(), false);
+  const Finished finished = [&](std::size_t job, const nlohmann::json& run) {
+    const std::size_t p = job / simulated.size();
+    arrived[job] = run;
+    failed[p] = failed[p] || run.contains("error");
+    if (--pending[p] == 0 && !failed[p] && point_done) point_done(p, assemble(p, arrived));
+  };
+  const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress, costs, finished);
+  std::vector<std::vector<nlohmann::json>> results;
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
+    for (auto run = first; run != first + static_cast<std::ptrdiff_t>(simulated.size()); ++run) {
+      if (run->contains("error")) {
+        throw std::runtime_error(describe(points[p]) + ": " + (*run)["error"].get<std::string>());
+      }
+    }
+    results.push_back(assemble(p, runs));
   }
   return results;
 }

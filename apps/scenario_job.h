@@ -3,6 +3,7 @@
 // write its timeline, and return the result document.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,10 +33,14 @@ nlohmann::json run_scenario_job(const ScenarioJob& job);
 // Every scenario of `scenarios` for each workload of `points`, each simulation in a process of its
 // own (at most `jobs` at once, across all points), each point's sequential run done once and
 // shared, ideal derived from it, each result with speedup_vs_sequential. Results per point in the
-// order asked; a failed run throws its error, naming the workload.
+// order asked; a failed run throws its error, naming the workload. `point_done` gets each
+// workload's results as soon as its last simulation has finished without error (so a caller can
+// keep them should the rest be interrupted).
+using PointDone = std::function<void(std::size_t point, const std::vector<nlohmann::json>&)>;
 std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<ScenarioJob>& points,
                                                        const std::vector<Scenario>& scenarios,
-                                                       int jobs, const Progress& progress = {});
+                                                       int jobs, const Progress& progress = {},
+                                                       const PointDone& point_done = {});
 
 // A comma-separated list of scenario names ("all" for every one), sequential first whether named
 // or not (every speedup is measured against it). An unknown name throws UsageError.

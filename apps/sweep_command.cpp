@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "apps/cli.h"
 #include "apps/scenario_job.h"
@@ -29,7 +30,10 @@ po::options_description sweep_options() {
       "collect", "read the results the emitted commands wrote under --out and summarise them")(
       "allow-missing",
       "with --collect: summarise the workloads whose results exist and list the missing ones "
-      "(a partial sweep) instead of failing");
+      "(a partial sweep) instead of failing")(
+      "resume",
+      "keep the workloads whose results are already under --out (points/) and run, or with "
+      "--emit-jobs write commands for, only the others");
   return options;
 }
 
@@ -76,15 +80,43 @@ std::string point_file(const std::string& out, std::size_t index) {
   return out + "/points/" + name;
 }
 
+// Point p's results under `out`, if its file exists; throws if the file holds something else.
+std::optional<std::vector<nlohmann::json>> read_point(const Suite& suite, const std::string& out,
+                                                      std::size_t p) {
+  const std::string path = point_file(out, p);
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  const nlohmann::json point = nlohmann::json::parse(file);
+  if (!point.is_array() || point.size() != suite.scenarios.size()) {
+    throw std::runtime_error("sweep: '" + path + "' does not hold " +
+                             std::to_string(suite.scenarios.size()) + " scenario results");
+  }
+  return point.get<std::vector<nlohmann::json>>();
+}
+
+// Written whole or not at all: an interrupted sweep leaves no half-written point behind.
+void write_point(const std::string& out, std::size_t p, const std::vector<nlohmann::json>& point) {
+  const std::string path = point_file(out, p), partial = path + ".partial";
+  {
+    std::ofstream file(partial);
+    file << nlohmann::json(point).dump(1) << "\n";
+    if (!file) throw std::runtime_error("cannot write '" + partial + "'");
+  }
+  std::filesystem::rename(partial, path);
+}
+
 void emit_jobs(const po::variables_map& values, const Suite& suite, const std::string& out,
-               const std::string& path) {
+               const std::string& path, bool resume) {
   std::ofstream file(path);
   if (!file) throw std::runtime_error("cannot write '" + path + "'");
   std::filesystem::create_directories(out + "/points");
   std::string scenarios;
   for (Scenario s : suite.scenarios)
     scenarios += (scenarios.empty() ? "" : ",") + std::string(to_string(s));
+  std::size_t emitted = 0;
   for (std::size_t p = 0; p < suite.points.size(); ++p) {
+    if (resume && read_point(suite, out, p)) continue;
+    ++emitted;
     const SweepPoint& point = suite.points[p];
     file << quoted(self_path()) << " compare --jobs 1 --system "
          << quoted(system_argument(values["system"].as<std::string>())) << " --model "
@@ -97,8 +129,7 @@ void emit_jobs(const po::variables_map& values, const Suite& suite, const std::s
   std::printf(
       "t3sim sweep: wrote %zu commands to %s; run them (e.g. parallel < %s), then\n"
       "  t3sim sweep --suite %s --out %s --collect\n",
-      suite.points.size(), path.c_str(), path.c_str(), values["suite"].as<std::string>().c_str(),
-      out.c_str());
+      emitted, path.c_str(), path.c_str(), values["suite"].as<std::string>().c_str(), out.c_str());
 }
 
 // Reads each point's results; a missing one fails, or with `allow_missing` leaves the suite
@@ -109,19 +140,16 @@ std::vector<std::vector<nlohmann::json>> collect(Suite& suite, const std::string
   std::vector<std::vector<nlohmann::json>> results;
   std::vector<SweepPoint> present;
   for (std::size_t p = 0; p < suite.points.size(); ++p) {
-    const std::string path = point_file(out, p);
-    std::ifstream file(path);
-    if (!file && allow_missing) {
-      missing.push_back(path);
+    auto point = read_point(suite, out, p);
+    if (!point && allow_missing) {
+      missing.push_back(point_file(out, p));
       continue;
     }
-    if (!file) throw std::runtime_error("sweep --collect: '" + path + "' is missing (run its job)");
-    const nlohmann::json point = nlohmann::json::parse(file);
-    if (!point.is_array() || point.size() != suite.scenarios.size()) {
-      throw std::runtime_error("sweep --collect: '" + path + "' does not hold " +
-                               std::to_string(suite.scenarios.size()) + " scenario results");
+    if (!point) {
+      throw std::runtime_error("sweep --collect: '" + point_file(out, p) +
+                               "' is missing (run its job)");
     }
-    results.push_back(point.get<std::vector<nlohmann::json>>());
+    results.push_back(std::move(*point));
     present.push_back(suite.points[p]);
   }
   if (results.empty()) throw std::runtime_error("sweep --collect: no workload has results yet");
@@ -141,6 +169,38 @@ Progress progress_bar() {
                  std::string(filled, '#').c_str(), std::string(30 - filled, ' ').c_str(), done,
                  total, seconds, terminal && done != total ? "" : "\n");
   };
+}
+
+// Runs the suite's workloads here (with `resume`, only those without results under `out`),
+// writing each workload's results to its point file as soon as they are complete.
+std::vector<std::vector<nlohmann::json>> run_here(const Suite& suite,
+                                                  const std::vector<ScenarioJob>& jobs,
+                                                  const std::string& out, int parallel,
+                                                  bool resume) {
+  std::vector<std::vector<nlohmann::json>> results(suite.points.size());
+  std::vector<std::size_t> to_run;  // suite positions
+  for (std::size_t p = 0; p < suite.points.size(); ++p) {
+    auto kept = resume ? read_point(suite, out, p) : std::nullopt;
+    if (kept) {
+      results[p] = std::move(*kept);
+    } else {
+      to_run.push_back(p);
+    }
+  }
+  if (resume) {
+    std::fprintf(stderr, "t3sim sweep: %zu of %zu workloads have results already; running %zu\n",
+                 suite.points.size() - to_run.size(), suite.points.size(), to_run.size());
+  }
+  if (to_run.empty()) return results;
+  std::vector<ScenarioJob> run_jobs;
+  for (std::size_t p : to_run) run_jobs.push_back(jobs[p]);
+  std::filesystem::create_directories(out + "/points");
+  const auto ran = run_scenarios(run_jobs, suite.scenarios, parallel, progress_bar(),
+                                 [&](std::size_t k, const std::vector<nlohmann::json>& point) {
+                                   write_point(out, to_run[k], point);
+                                 });
+  for (std::size_t k = 0; k < to_run.size(); ++k) results[to_run[k]] = ran[k];
+  return results;
 }
 
 }  // namespace
@@ -163,8 +223,12 @@ int sweep_command(const std::vector<std::string>& args) {
   std::vector<ScenarioJob> points;
   for (const SweepPoint& point : suite.points) points.push_back(point_job(values, point));
   std::filesystem::create_directories(out);
+  const bool resume = values.count("resume") != 0;
+  if (resume && values.count("collect")) {
+    throw UsageError("--resume runs what is missing; --collect only reads: use one of them");
+  }
   if (values.count("emit-jobs")) {
-    emit_jobs(values, suite, out, values["emit-jobs"].as<std::string>());
+    emit_jobs(values, suite, out, values["emit-jobs"].as<std::string>(), resume);
     return 0;
   }
   const int jobs = values["jobs"].as<int>();
@@ -175,7 +239,7 @@ int sweep_command(const std::vector<std::string>& args) {
   std::vector<std::string> missing;
   const auto results = values.count("collect")
                            ? collect(suite, out, values.count("allow-missing") != 0, missing)
-                           : run_scenarios(points, suite.scenarios, jobs, progress_bar());
+                           : run_here(suite, points, out, jobs, resume);
   write_sweep(out, suite, values["system"].as<std::string>(), results, missing);
   std::printf(
       "t3sim sweep: suite %s, %zu workloads x %zu scenarios; wrote %s/results.json, "
@@ -183,9 +247,10 @@ int sweep_command(const std::vector<std::string>& args) {
       suite.name.c_str(), suite.points.size(), suite.scenarios.size(), out.c_str(), out.c_str(),
       out.c_str());
   if (!missing.empty()) {
-    std::printf("t3sim sweep: %zu workloads have no results yet and are left out (listed in "
-                "summary.md)\n",
-                missing.size());
+    std::printf(
+        "t3sim sweep: %zu workloads have no results yet and are left out (listed in "
+        "summary.md)\n",
+        missing.size());
   }
   return 0;
 }
