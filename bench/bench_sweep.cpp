@@ -1,8 +1,10 @@
 // Simulation speed of a whole sweep: runs `t3sim sweep` (the paper's suite by default) as a child
 // process and reports its wall time against the 120 s target, the transactions it simulated, the
 // transactions per second, and the peak memory of the largest simulation process, all measured
-// in this one run.
-// Usage: bench_sweep T3SIM [--suite paper|FILE] [--jobs N] [--out DIR]
+// in this one run. With --baseline OTHER_T3SIM it also runs the same suite with that binary, one
+// sweep after the other, and prints the ratio of their wall times (the machines are noisy:
+// compare binaries side by side in one run, not against a figure from another day).
+// Usage: bench_sweep T3SIM [--suite paper|FILE] [--jobs N] [--out DIR] [--baseline T3SIM]
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,13 +22,15 @@ namespace {
 constexpr double kTargetSeconds = 120.0;  // the whole paper sweep, every GPU simulated
 
 struct Options {
-  std::string t3sim, suite = "paper", jobs, out = "bench-sweep-out";
+  std::string t3sim, suite = "paper", jobs, out = "bench-sweep-out", baseline;
 };
 
 Options parse(int argc, char* argv[]) {
   Options options;
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_sweep T3SIM [--suite paper|FILE] [--jobs N] [--out DIR]\n");
+    std::fprintf(stderr,
+                 "usage: bench_sweep T3SIM [--suite paper|FILE] [--jobs N] [--out DIR] "
+                 "[--baseline T3SIM]\n");
     std::exit(2);
   }
   options.t3sim = argv[1];
@@ -38,6 +42,8 @@ Options parse(int argc, char* argv[]) {
       options.jobs = argv[i + 1];
     else if (flag == "--out")
       options.out = argv[i + 1];
+    else if (flag == "--baseline")
+      options.baseline = argv[i + 1];
     else {
       std::fprintf(stderr, "bench_sweep: unknown option %s\n", flag.c_str());
       std::exit(2);
@@ -46,36 +52,65 @@ Options parse(int argc, char* argv[]) {
   return options;
 }
 
-}  // namespace
+struct Sweep {
+  double seconds = 0;
+  long peak_kib = 0;  // largest resident set of any process of the sweep
+};
 
-int main(int argc, char* argv[]) {
-  const Options options = parse(argc, argv);
-  std::vector<std::string> words = {options.t3sim, "sweep", "--suite",
-                                    options.suite, "--out", options.out};
+// Runs `t3sim sweep` in a child that reports its descendants' peak resident set through a pipe,
+// so that two sweeps in one bench are measured apart. Exits on failure.
+Sweep run_sweep(const std::string& t3sim, const Options& options, const std::string& out) {
+  std::vector<std::string> words = {t3sim, "sweep", "--suite", options.suite, "--out", out};
   if (!options.jobs.empty()) words.insert(words.end(), {"--jobs", options.jobs});
   std::vector<char*> args;
   for (auto& word : words) args.push_back(word.data());
   args.push_back(nullptr);
 
+  int report[2];
+  if (pipe(report) != 0) {
+    std::perror("bench_sweep: pipe");
+    std::exit(1);
+  }
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
-    execv(args[0], args.data());
-    std::perror("bench_sweep: exec");
-    _exit(127);
+    close(report[0]);
+    const pid_t sweep = fork();
+    if (sweep == 0) {
+      execv(args[0], args.data());
+      std::perror("bench_sweep: exec");
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(sweep, &status, 0);
+    // Every simulation is a descendant that was waited for: RUSAGE_CHILDREN holds the largest
+    // resident set among them (kilobytes on Linux).
+    rusage usage{};
+    getrusage(RUSAGE_CHILDREN, &usage);
+    const long peak = usage.ru_maxrss;
+    if (write(report[1], &peak, sizeof peak) != sizeof peak) _exit(1);
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
   }
+  close(report[1]);
+  Sweep result;
+  const bool reported = read(report[0], &result.peak_kib, sizeof result.peak_kib) ==
+                        static_cast<ssize_t>(sizeof result.peak_kib);
+  close(report[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "bench_sweep: the sweep failed\n");
-    return 1;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!reported || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "bench_sweep: the sweep of %s failed\n", t3sim.c_str());
+    std::exit(1);
   }
-  // Every simulation is a descendant that was waited for: RUSAGE_CHILDREN holds the largest
-  // resident set among them (kilobytes on Linux).
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  const Options options = parse(argc, argv);
+  const Sweep sweep = run_sweep(options.t3sim, options, options.out);
 
   std::ifstream file(options.out + "/results.json");
   const nlohmann::json records = nlohmann::json::parse(file);
@@ -94,6 +129,7 @@ int main(int argc, char* argv[]) {
                      record["scenario"].get<std::string>();
     }
   }
+  const double seconds = sweep.seconds;
   std::printf("bench_sweep: suite %s, %zu records, %.0f simulations\n", options.suite.c_str(),
               records.size(), simulated_runs);
   std::printf("  wall time             %10.1f s   (target %.0f s: ratio target / wall = %.3f)\n",
@@ -104,6 +140,14 @@ int main(int argc, char* argv[]) {
   std::printf("  transactions / s      %10.3g     (per wall second of the sweep)\n",
               transactions / seconds);
   std::printf("  peak memory           %10.1f MiB (largest process; target 2048 MiB: ratio %.3f)\n",
-              usage.ru_maxrss / 1024.0, 2048.0 / (usage.ru_maxrss / 1024.0));
+              sweep.peak_kib / 1024.0, 2048.0 / (sweep.peak_kib / 1024.0));
+  if (!options.baseline.empty()) {
+    const Sweep base = run_sweep(options.baseline, options, options.out + "-baseline");
+    std::printf("  baseline wall time    %10.1f s   (%s, same suite, run after)\n", base.seconds,
+                options.baseline.c_str());
+    std::printf("  speedup over baseline %10.2fx   (baseline wall / wall)\n",
+                base.seconds / seconds);
+    std::printf("  baseline peak memory  %10.1f MiB\n", base.peak_kib / 1024.0);
+  }
   return 0;
 }
