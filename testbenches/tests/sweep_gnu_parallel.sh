@@ -6,6 +6,7 @@
 # (a geomean row); then runs the same suite in-process and checks that its results.json equals the
 # collected one apart from wall_time_s. Leaves WORK_DIR/parallel/results.json for plot_sweep.
 set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
 T3SIM=$1
 WORK=$2
 PYTHON=/usr/bin/python3
@@ -52,20 +53,6 @@ assert "| **geomean** |" in summary, "summary.md has no geomean row"
 PY
 
 "$T3SIM" sweep --suite suite.json --out inprocess --jobs 2
-"$PYTHON" - parallel/results.json inprocess/results.json <<'PY'
-import json, sys
-def strip(value):
-    if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k != "wall_time_s"}
-    if isinstance(value, list):
-        return [strip(v) for v in value]
-    return value
-collected, direct = (strip(json.load(open(path))) for path in sys.argv[1:3])
-if collected != direct:
-    for k, (a, b) in enumerate(zip(collected, direct)):
-        if a != b:
-            keys = sorted(key for key in set(a) | set(b) if a.get(key) != b.get(key))
-            sys.exit(f"record {k} differs between --collect and in-process in: {keys}")
-    sys.exit(f"record counts differ: {len(collected)} collected, {len(direct)} in-process")
-PY
+"$PYTHON" "$HERE/same_results.py" parallel/results.json inprocess/results.json ||
+  fail "--collect and the in-process sweep disagree"
 echo "sweep_gnu_parallel: ok ($RECORDS records)"

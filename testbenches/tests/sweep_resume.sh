@@ -4,6 +4,7 @@
 # --emit-jobs), leaving the kept ones untouched and producing the same results.json.
 #   sweep_resume.sh T3SIM GNU_PARALLEL_WORK_DIR WORK_DIR
 set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
 T3SIM=$1
 SOURCE=$2
 WORK=$3
@@ -28,17 +29,8 @@ grep -q "point-0001.json" jobs.txt || fail "the emitted command is not point-000
 grep -q "1 of 2 workloads have results already; running 1" resume.err || fail "no resume report"
 cmp -s kept.json out/points/point-0000.json || fail "--resume re-ran a workload that had results"
 [ -s out/points/point-0001.json ] || fail "--resume did not write point-0001.json"
-/usr/bin/python3 - "$SOURCE/inprocess/results.json" out/results.json <<'PY'
-import json, sys
-def strip(value):
-    if isinstance(value, dict):
-        return {k: strip(v) for k, v in value.items() if k != "wall_time_s"}
-    if isinstance(value, list):
-        return [strip(v) for v in value]
-    return value
-whole, resumed = (strip(json.load(open(path))) for path in sys.argv[1:3])
-assert whole == resumed, "a resumed sweep's results.json differs from an uninterrupted one's"
-PY
+/usr/bin/python3 "$HERE/same_results.py" "$SOURCE/inprocess/results.json" out/results.json ||
+  fail "a resumed sweep's results.json differs from an uninterrupted one's"
 
 "$T3SIM" sweep --suite suite.json --out out --emit-jobs none.txt --resume
 [ ! -s none.txt ] || fail "--emit-jobs --resume wrote commands although every workload has results"
