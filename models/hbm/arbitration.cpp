@@ -53,6 +53,7 @@ void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time
     // Arrivals seen in sequence order never went back in time so far: see pick().
     if (newest_arrival_ && request.arrival < *newest_arrival_) arrivals_ordered_ = false;
     newest_arrival_ = request.arrival;
+    ++queued_[static_cast<int>(request.traffic_class)];
     if (request.traffic_class != TrafficClass::Compute) continue;
     // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
     if (in_window(request.arrival)) {
@@ -95,8 +96,13 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
   std::size_t i = 0;
   if (arrivals_ordered_) {
     // The queue is in sequence order, and so far in arrival order too (the controller admits
-    // arrivals in time order): the first request of a class is its oldest.
-    for (auto it = queue.begin(); it != queue.end() && !(compute && communication); ++it, ++i) {
+    // arrivals in time order): the first request of a class is its oldest. A class with nothing
+    // queued is not looked for.
+    const bool any_compute = queued_[static_cast<int>(TrafficClass::Compute)] > 0;
+    const bool any_communication = queued_[static_cast<int>(TrafficClass::Communication)] > 0;
+    for (auto it = queue.begin();
+         it != queue.end() && !((compute || !any_compute) && (communication || !any_communication));
+         ++it, ++i) {
       auto& oldest = it->traffic_class == TrafficClass::Compute ? compute : communication;
       if (!oldest) oldest = i;
     }
@@ -143,6 +149,11 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
   const sc_core::sc_time starves = queue[*communication].arrival + starvation_;
   retry_ = std::min(gate_opens, starves) - now;
   return std::nullopt;
+}
+
+void McaPolicy::served(const QueuedRequest& request) {
+  std::uint64_t& queued = queued_[static_cast<int>(request.traffic_class)];
+  if (queued > 0) --queued;
 }
 
 std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config) {
