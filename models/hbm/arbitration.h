@@ -35,8 +35,6 @@ class ArbitrationPolicy {
   // How long to wait before asking again after pick() declined; SC_ZERO_TIME means "only on the
   // next arrival".
   virtual sc_core::sc_time retry_after() const { return sc_core::SC_ZERO_TIME; }
-  // The controller served `request`, which pick() had chosen, and removed it from the queue.
-  virtual void served(const QueuedRequest& /*request*/) {}
 };
 
 // Serves strictly in arrival order.
@@ -113,7 +111,6 @@ class McaPolicy : public ArbitrationPolicy {
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
   sc_core::sc_time retry_after() const override { return retry_; }
-  void served(const QueuedRequest& request) override;
 
   const McaStats& stats() const { return stats_; }
   // Compute arrivals recorded in (now - window_ns, now], as of the last pick().
@@ -121,6 +118,9 @@ class McaPolicy : public ArbitrationPolicy {
 
  private:
   void observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
+  // Index of the oldest queued request of class `c`, found from its sequence FIFO (only while
+  // arrivals are ordered).
+  std::optional<std::size_t> oldest_queued(const std::deque<QueuedRequest>& queue, int c);
   bool threshold_known() const { return stats_.threshold > 0; }
 
   sc_core::sc_time starvation_;
@@ -128,9 +128,9 @@ class McaPolicy : public ArbitrationPolicy {
   std::optional<std::uint64_t> last_seen_;          // highest sequence seen in a queue so far
   std::optional<sc_core::sc_time> newest_arrival_;  // arrival of that request
   bool arrivals_ordered_ = true;  // every request seen arrived no earlier than the one before
-  // Requests seen per traffic class less those reported served: never fewer than are queued
-  // (a caller that does not report serves only makes it larger), so 0 means none is.
-  std::array<std::uint64_t, kTrafficClasses> queued_{};
+  // Sequences of the requests seen, per traffic class, in order; those that have left the queue
+  // are dropped when they reach the front (kept only while arrivals are ordered).
+  std::array<std::deque<std::uint64_t>, kTrafficClasses> seen_{};
   std::deque<sc_core::sc_time> recent_;  // compute arrivals in the sliding window, ascending
   std::vector<sc_core::sc_time> first_;  // compute arrivals while the first window is open
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)

@@ -240,7 +240,6 @@ struct MemoryController::Impl {
       ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
     }
     change_occupancy(channel, request.traffic_class, -1, now);
-    ch.policy->served(request);
 
     Transaction& transaction = *ref.transaction;
     const SubRequest& s = transaction.subs[ref.sub];

@@ -76,7 +76,8 @@ void validate(const L2Config& c) {
     throw ConfigError("l2.sector_bytes: " + std::to_string(c.sector_bytes) +
                       " does not divide l2.line_bytes (" + std::to_string(c.line_bytes) + ")");
   }
-  if (c.line_bytes / c.sector_bytes > 64) {  // valid/dirty state is one 64-bit mask per block
+  if (c.line_bytes / c.sector_bytes > 64) {  // valid/dirty state is one 64-bit mask per block,
+                                             // and a block is at least a line
     throw ConfigError("l2.sector_bytes: " + std::to_string(c.sector_bytes) + " gives " +
                       std::to_string(c.line_bytes / c.sector_bytes) +
                       " sectors per line; at most 64 are supported");
