@@ -1,0 +1,45 @@
+#!/bin/sh
+# Test reproduction_report: scripts/reproduction-report on a sweep's results.json writes the
+# headline table with the measured figures computed from the records, names the binaries that
+# ran the sweep and the paper workloads missing, and refuses two runs of one workload.
+#   reproduction_report.sh SCRIPT RESULTS.json WORK_DIR
+set -eu
+SCRIPT=$1
+RESULTS=$2
+WORK=$3
+PYTHON=/usr/bin/python3
+fail() { echo "reproduction_report: $*" >&2; exit 1; }
+
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+# The fixture's suite varies the link bandwidth: keep one variation.
+"$PYTHON" - "$RESULTS" <<'PY'
+import json, sys
+records = json.load(open(sys.argv[1]))
+json.dump([r for r in records if r["point"]["index"] == 0], open("one.json", "w"))
+PY
+"$PYTHON" "$SCRIPT" one.json --out report.md --command "t3sim sweep --suite tiny" \
+  --commit "abc1234=workloads 0-22" --commit "def5678=workloads 23-27" > report.log
+"$PYTHON" - <<'PY'
+import json, math
+records = json.load(open("one.json"))
+text = open("report.md").read()
+mca = next(r for r in records if r["scenario"] == "t3-mca")
+row = next(line for line in text.splitlines() if line.startswith("| t3-mca speedup geomean |"))
+assert row.split("|")[3].strip() == f"{mca['speedup_vs_sequential']:.3f}", row
+sequential = next(r for r in records if r["scenario"] == "sequential")
+saved = 100 * (1 - mca["dram_bytes"]["total"] / sequential["dram_bytes"]["total"])
+row = next(line for line in text.splitlines()
+           if line.startswith("| DRAM data-movement reduction geomean |"))
+assert row.split("|")[3].strip() == f"{saved:.1f}%", (row, saved)
+assert "with the binaries of commits `abc1234` (workloads 0-22) and `def5678` (workloads 23-27)" \
+    in text, "provenance"
+assert "**Partial**: 28 of the paper's 28 workloads" in text, "missing workloads not listed"
+assert "published (T3 paper)" in text and "| 1.30 (30%) |" in text, "published column"
+PY
+if "$PYTHON" "$SCRIPT" "$RESULTS" --out twice.md > twice.log 2>&1; then
+  fail "two runs of one workload were accepted"
+fi
+grep -q "two sequential records for mega-gpt-2 op TP 2" twice.log || fail "no clear error: $(cat twice.log)"
+echo "reproduction_report: ok"
