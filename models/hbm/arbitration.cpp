@@ -51,13 +51,8 @@ void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time
   for (auto it = first_new; it != queue.end(); ++it) {
     const QueuedRequest& request = *it;
     // Arrivals seen in sequence order never went back in time so far: see pick().
-    if (newest_arrival_ && request.arrival < *newest_arrival_) {
-      arrivals_ordered_ = false;
-      for (auto& seen : seen_) seen.clear();
-    }
+    if (newest_arrival_ && request.arrival < *newest_arrival_) arrivals_ordered_ = false;
     newest_arrival_ = request.arrival;
-    if (arrivals_ordered_)
-      seen_[static_cast<int>(request.traffic_class)].push_back(request.sequence);
     if (request.traffic_class != TrafficClass::Compute) continue;
     // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
     if (in_window(request.arrival)) {
@@ -97,11 +92,15 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
 
   std::optional<std::size_t> compute;        // oldest compute request
   std::optional<std::size_t> communication;  // oldest communication request
+  std::size_t i = 0;
   if (arrivals_ordered_) {
-    compute = oldest_queued(queue, static_cast<int>(TrafficClass::Compute));
-    communication = oldest_queued(queue, static_cast<int>(TrafficClass::Communication));
+    // The queue is in sequence order, and so far in arrival order too (the controller admits
+    // arrivals in time order): the first request of a class is its oldest.
+    for (auto it = queue.begin(); it != queue.end() && !(compute && communication); ++it, ++i) {
+      auto& oldest = it->traffic_class == TrafficClass::Compute ? compute : communication;
+      if (!oldest) oldest = i;
+    }
   } else {
-    std::size_t i = 0;
     std::optional<std::pair<sc_core::sc_time, std::uint64_t>> compute_key, communication_key;
     for (auto it = queue.begin(); it != queue.end(); ++it, ++i) {
       const bool is_compute = it->traffic_class == TrafficClass::Compute;
@@ -143,24 +142,6 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
   const sc_core::sc_time gate_opens = recent_[must_age - 1] + window_;
   const sc_core::sc_time starves = queue[*communication].arrival + starvation_;
   retry_ = std::min(gate_opens, starves) - now;
-  return std::nullopt;
-}
-
-// The queue is in sequence order, and so far in arrival order too (the controller admits
-// arrivals in time order), so the oldest queued request of a class is the first of its FIFO still
-// in the queue, found by sequence in O(log n) however many of the other class precede it.
-std::optional<std::size_t> McaPolicy::oldest_queued(const std::deque<QueuedRequest>& queue, int c) {
-  std::deque<std::uint64_t>& seen = seen_[static_cast<std::size_t>(c)];
-  while (!seen.empty()) {
-    const auto it = std::lower_bound(queue.begin(), queue.end(), seen.front(),
-                                     [](const QueuedRequest& request, std::uint64_t sequence) {
-                                       return request.sequence < sequence;
-                                     });
-    if (it != queue.end() && it->sequence == seen.front()) {
-      return static_cast<std::size_t>(it - queue.begin());
-    }
-    seen.pop_front();  // served since
-  }
   return std::nullopt;
 }
 

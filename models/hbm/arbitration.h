@@ -1,7 +1,6 @@
 // Arbitration policies: which queued request a free channel serves next.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -118,9 +117,6 @@ class McaPolicy : public ArbitrationPolicy {
 
  private:
   void observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
-  // Index of the oldest queued request of class `c`, found from its sequence FIFO (only while
-  // arrivals are ordered).
-  std::optional<std::size_t> oldest_queued(const std::deque<QueuedRequest>& queue, int c);
   bool threshold_known() const { return stats_.threshold > 0; }
 
   sc_core::sc_time starvation_;
@@ -128,9 +124,6 @@ class McaPolicy : public ArbitrationPolicy {
   std::optional<std::uint64_t> last_seen_;          // highest sequence seen in a queue so far
   std::optional<sc_core::sc_time> newest_arrival_;  // arrival of that request
   bool arrivals_ordered_ = true;  // every request seen arrived no earlier than the one before
-  // Sequences of the requests seen, per traffic class, in order; those that have left the queue
-  // are dropped when they reach the front (kept only while arrivals are ordered).
-  std::array<std::deque<std::uint64_t>, kTrafficClasses> seen_{};
   std::deque<sc_core::sc_time> recent_;  // compute arrivals in the sliding window, ascending
   std::vector<sc_core::sc_time> first_;  // compute arrivals while the first window is open
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
