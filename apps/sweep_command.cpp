@@ -91,6 +91,18 @@ std::optional<std::vector<nlohmann::json>> read_point(const Suite& suite, const 
     throw std::runtime_error("sweep: '" + path + "' does not hold " +
                              std::to_string(suite.scenarios.size()) + " scenario results");
   }
+  // Results of another suite (a reused --out) are refused, not mixed in.
+  const SweepPoint& expected = suite.points[p];
+  for (const nlohmann::json& result : point) {
+    if (result.value("model", "") != expected.model ||
+        result.value("sublayer", "") != expected.sublayer || result.value("tp", 0) != expected.tp ||
+        (expected.tokens > 0 && result.value("tokens", std::int64_t{0}) != expected.tokens)) {
+      throw std::runtime_error("sweep: '" + path + "' holds results of another workload than " +
+                               expected.model + " " + expected.sublayer + " TP " +
+                               std::to_string(expected.tp) +
+                               " (another suite's results? use a new --out)");
+    }
+  }
   return point.get<std::vector<nlohmann::json>>();
 }
 

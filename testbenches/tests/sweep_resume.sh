@@ -38,4 +38,18 @@ if "$T3SIM" sweep --suite suite.json --out out --resume --collect > both.log 2>&
   fail "--resume with --collect was accepted"
 fi
 grep -q "use one of them" both.log || fail "--resume --collect gave no clear error"
+# A point file of another workload (a reused --out) is refused, naming the file.
+cp out/points/point-0000.json keep0.json
+/usr/bin/python3 - <<'PY'
+import json
+point = json.load(open("out/points/point-0000.json"))
+for result in point:
+    result["sublayer"] = "fc2"
+json.dump(point, open("out/points/point-0000.json", "w"))
+PY
+if "$T3SIM" sweep --suite suite.json --out out --resume > other.log 2>&1; then
+  fail "--resume kept another workload's results"
+fi
+grep -q "point-0000.json' holds results of another workload than mega-gpt-2 op TP 2" other.log ||
+  fail "no clear error for another workload's results: $(cat other.log)"
 echo "sweep_resume: ok"
