@@ -21,6 +21,7 @@
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
 #include "testbenches/child_process.h"
+#include "testbenches/debug_access.h"
 #include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"
 #include "workloads/collective_program.h"
@@ -43,18 +44,6 @@ class AtStart : public sc_core::sc_module {
  private:
   std::function<void()> action_;
 };
-
-// Debug access through a GPU's router, so it takes the same route (and L2) as timed traffic.
-void debug(Router& router, bool write, std::uint64_t address, unsigned char* data,
-           std::size_t bytes) {
-  tlm::tlm_generic_payload payload;
-  payload.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-  payload.set_address(address);
-  payload.set_data_ptr(data);
-  payload.set_data_length(static_cast<unsigned>(bytes));
-  payload.set_streaming_width(static_cast<unsigned>(bytes));
-  REQUIRE(router.in.get_base_export()->transport_dbg(payload) == bytes);
-}
 
 ElementType element_type(ElementCode code) {
   return static_cast<ElementType>(code);
@@ -114,15 +103,15 @@ void golden(const GoldenCase& gc) {
         }
         store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
       }
-      debug(group.gpu(g).router, true, plan[g].buffer, bytes.data(), bytes.size());
+      debug_write(group.gpu(g).router, plan[g].buffer, bytes);
     }
   });
   run_to_completion(group, programs);
 
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g << " of " << n);
-    std::vector<unsigned char> bytes(static_cast<std::size_t>(total * eb));
-    debug(group.gpu(g).router, false, plan[g].buffer, bytes.data(), bytes.size());
+    const Bytes bytes =
+        debug_read(group.gpu(g).router, plan[g].buffer, static_cast<std::size_t>(total * eb));
     std::int64_t wrong = 0;
     std::int64_t first_wrong = -1;
     for (std::int64_t i = 0; i < total; ++i) {
