@@ -142,17 +142,23 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
     }
     return point;
   };
+  // Each point is assembled once, when its last run arrives without an error among its runs.
+  std::vector<std::vector<nlohmann::json>> results(points.size());
   std::vector<nlohmann::json> arrived(work.size());
   std::vector<std::size_t> pending(points.size(), simulated.size());
-  std::vector<bool> failed(points.size(), false);
   const Finished finished = [&](std::size_t job, const nlohmann::json& run) {
     const std::size_t p = job / simulated.size();
     arrived[job] = run;
-    failed[p] = failed[p] || run.contains("error");
-    if (--pending[p] == 0 && !failed[p] && point_done) point_done(p, assemble(p, arrived));
+    if (--pending[p] > 0) return;
+    const auto first = arrived.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
+    if (std::any_of(first, first + static_cast<std::ptrdiff_t>(simulated.size()),
+                    [](const nlohmann::json& r) { return r.contains("error"); })) {
+      return;  // thrown below, in point order
+    }
+    results[p] = assemble(p, arrived);
+    if (point_done) point_done(p, results[p]);
   };
   const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress, costs, finished);
-  std::vector<std::vector<nlohmann::json>> results;
   for (std::size_t p = 0; p < points.size(); ++p) {
     const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
     for (auto run = first; run != first + static_cast<std::ptrdiff_t>(simulated.size()); ++run) {
@@ -160,7 +166,6 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
         throw std::runtime_error(describe(points[p]) + ": " + (*run)["error"].get<std::string>());
       }
     }
-    results.push_back(assemble(p, runs));
   }
   return results;
 }

@@ -590,11 +590,12 @@ struct L2Cache::Impl {
 
   // Hardware lines of a block with a sector in `mask`.
   unsigned lines_holding(std::uint64_t mask) const {
-    if (bank_lines == 1) return mask != 0 ? 1 : 0;
-    const unsigned per_line = sectors_per_line / static_cast<unsigned>(bank_lines);
-    const std::uint64_t line_sectors = sector_range(0, per_line - 1);
+    const std::uint64_t per_line = sectors_per_line / bank_lines;  // shifts below stay < 64
+    const std::uint64_t line_sectors = sector_range(0, static_cast<unsigned>(per_line) - 1);
     unsigned lines = 0;
-    for (; mask != 0; mask >>= per_line) lines += (mask & line_sectors) != 0 ? 1 : 0;
+    for (std::uint64_t k = 0; k < bank_lines; ++k) {
+      lines += (mask >> (k * per_line) & line_sectors) != 0 ? 1 : 0;
+    }
     return lines;
   }
 
