@@ -1,12 +1,13 @@
 // t3sim run: one sublayer under one scenario on the whole group; t3sim compare: every scenario
 // for one sublayer, side by side.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
 
 #include "apps/cli.h"
-#include "apps/isolated.h"
-#include "apps/scenario_job.h"
+#include "experiments/isolated.h"
+#include "experiments/scenario_job.h"
 
 namespace t3::cli {
 
@@ -41,6 +42,29 @@ ScenarioJob workload_job(const po::variables_map& values) {
                      std::to_string(job.config.gpus) + "; use --tp)");
   }
   return job;
+}
+
+// A comma-separated list of scenario names ("all" for every one), sequential first whether named
+// or not (every speedup is measured against it).
+std::vector<Scenario> parse_scenarios(const std::string& list) {
+  if (list == "all") return all_scenarios();
+  std::vector<Scenario> scenarios = {Scenario::Sequential};
+  std::string::size_type start = 0;
+  while (start <= list.size()) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    Scenario scenario;
+    try {
+      scenario = parse_scenario(name);
+    } catch (const ConfigError& error) {
+      throw UsageError(std::string("--scenarios: ") + error.what());
+    }
+    if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
+      scenarios.push_back(scenario);
+    }
+    start = comma + 1;
+  }
+  return scenarios;
 }
 
 std::vector<Scenario> scenarios_of(const po::variables_map& values) {

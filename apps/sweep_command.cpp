@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "apps/cli.h"
-#include "apps/scenario_job.h"
-#include "apps/sweep.h"
+#include "experiments/scenario_job.h"
+#include "experiments/sweep.h"
 #include "config/config_io.h"
 
 namespace t3::cli {

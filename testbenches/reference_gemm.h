@@ -1,5 +1,5 @@
 // Golden reference GEMM for verification: C = A x B computed in float (fp32 accumulate, k in
-// ascending order), with A, B and C in the tile-contiguous layout of workloads/gemm_layout.h, read
+// ascending order), with A, B and C in the tile-contiguous layout of protocol/gemm_layout.h, read
 // from and written to byte buffers of any element type (tlm_interconnect/element.h conversions,
 // round-to-nearest-even on the output). Plus conversions between row-major and tiled buffers.
 // No SystemC objects: usable from a scoreboard, a test or a script.
@@ -11,7 +11,7 @@
 
 #include "config/system_config.h"
 #include "tlm_interconnect/payload.h"
-#include "workloads/gemm_layout.h"
+#include "protocol/gemm_layout.h"
 
 namespace t3 {
 

@@ -4,9 +4,9 @@
 #include <limits>
 #include <string>
 
-#include "models/dma/dma_registers.h"
-#include "models/gpu/mmio_map.h"
-#include "models/tracker/tracker_registers.h"
+#include "protocol/dma_registers.h"
+#include "protocol/mmio_map.h"
+#include "protocol/tracker_registers.h"
 #include "workloads/gemm_plan.h"
 #include "workloads/plan_util.h"
 #include "workloads/t3_plan.h"

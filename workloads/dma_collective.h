@@ -73,7 +73,7 @@
 #include "config/system_config.h"
 #include "workloads/collective_program.h"
 #include "workloads/gemm_program.h"
-#include "workloads/program.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

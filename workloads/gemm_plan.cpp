@@ -1,6 +1,6 @@
 #include "workloads/gemm_plan.h"
 
-#include "models/gpu/mmio_map.h"
+#include "protocol/mmio_map.h"
 
 namespace t3 {
 

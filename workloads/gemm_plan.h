@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "config/system_config.h"
-#include "workloads/gemm_layout.h"
+#include "protocol/gemm_layout.h"
 #include "workloads/gemm_program.h"
-#include "workloads/program.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

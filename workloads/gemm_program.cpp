@@ -5,7 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "models/sm/dispatcher_registers.h"
+#include "protocol/dispatcher_registers.h"
 #include "workloads/plan_util.h"
 
 namespace t3 {

@@ -1,5 +1,5 @@
 // Builds the host program that launches one GEMM on one GPU's dispatcher: it writes every kernel
-// descriptor register (models/sm/dispatcher_registers.h), rings the doorbell and waits for the
+// descriptor register (protocol/dispatcher_registers.h), rings the doorbell and waits for the
 // kernel. Also plans where a plain GEMM's matrices lie in a GPU's HBM. Plain C++, no SystemC.
 #pragma once
 
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "config/system_config.h"
-#include "workloads/gemm_layout.h"
-#include "workloads/program.h"
+#include "protocol/gemm_layout.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/gemm_layout.h"
+#include "protocol/gemm_layout.h"
 #include "workloads/model_zoo.h"
 
 namespace t3 {

@@ -4,9 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/gpu/mmio_map.h"
-#include "models/sm/dispatcher_registers.h"
-#include "models/tracker/tracker_registers.h"
+#include "protocol/mmio_map.h"
+#include "protocol/dispatcher_registers.h"
+#include "protocol/tracker_registers.h"
 
 namespace t3 {
 

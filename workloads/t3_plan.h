@@ -28,7 +28,7 @@
 
 #include "config/system_config.h"
 #include "workloads/gemm_plan.h"
-#include "workloads/program.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

@@ -12,7 +12,7 @@
 #include <systemc>
 
 #include "config/config_io.h"
-#include "models/system/scenario_run.h"
+#include "experiments/scenario_run.h"
 #include "testbenches/scenario_check.h"
 #include "workloads/scenario.h"
 

@@ -16,7 +16,7 @@
 
 #include "config/config_io.h"
 #include "models/dma/dma_engine.h"
-#include "models/gpu/mmio_map.h"
+#include "protocol/mmio_map.h"
 #include "models/hbm/memory_controller.h"
 #include "models/tracker/tracker.h"
 #include "tlm_interconnect/address_map.h"

@@ -39,7 +39,7 @@
 #include <tlm>
 
 #include "config/system_config.h"
-#include "models/dma/dma_registers.h"
+#include "protocol/dma_registers.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/payload.h"
 #include "tlm_interconnect/register_block.h"

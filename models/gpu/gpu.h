@@ -15,7 +15,7 @@
 #include "config/system_config.h"
 #include "models/dma/dma_engine.h"
 #include "models/gpu/device_info.h"
-#include "models/gpu/mmio_map.h"
+#include "protocol/mmio_map.h"
 #include "models/hbm/memory_controller.h"
 #include "models/l2/l2_cache.h"
 #include "models/sm/dispatcher.h"

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "models/sm/dispatcher_registers.h"
+#include "protocol/dispatcher_registers.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {

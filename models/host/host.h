@@ -1,4 +1,4 @@
-// The host (driver) of one GPU: executes a Program (workloads/program.h) command by command
+// The host (driver) of one GPU: executes a Program (protocol/program.h) command by command
 // through MMIO, waits for its dispatcher's interrupt, and meets the other hosts at barriers.
 // The first failure stops it with a message naming the GPU, the command's note and the address.
 #pragma once
@@ -13,7 +13,7 @@
 
 #include "models/host/barrier.h"
 #include "tlm_interconnect/payload.h"
-#include "workloads/program.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

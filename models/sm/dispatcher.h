@@ -17,7 +17,7 @@
 #include <systemc>
 
 #include "config/system_config.h"
-#include "models/sm/dispatcher_registers.h"
+#include "protocol/dispatcher_registers.h"
 #include "models/sm/work_item.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/register_block.h"

@@ -8,10 +8,10 @@
 #include <ostream>
 #include <vector>
 
-#include "models/sm/dispatcher_registers.h"
+#include "protocol/dispatcher_registers.h"
+#include "protocol/gemm_layout.h"
+#include "protocol/ring.h"
 #include "tlm_interconnect/payload.h"
-#include "workloads/collective_program.h"
-#include "workloads/gemm_layout.h"
 
 namespace t3 {
 

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/system/tp_group.h"
-#include "workloads/program.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

@@ -17,7 +17,7 @@
 #include "tlm_interconnect/nvlink.h"
 #include "tlm_interconnect/router.h"
 #include "tlm_interconnect/topology.h"
-#include "workloads/program.h"
+#include "protocol/program.h"
 
 namespace t3 {
 

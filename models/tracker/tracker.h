@@ -62,7 +62,7 @@
 #include <systemc>
 
 #include "config/system_config.h"
-#include "models/tracker/tracker_registers.h"
+#include "protocol/tracker_registers.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/register_block.h"
 

@@ -16,10 +16,10 @@
 
 #include "config/config_io.h"
 #include "models/dma/dma_engine.h"
-#include "models/gpu/mmio_map.h"
+#include "protocol/mmio_map.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
-#include "models/tracker/tracker_registers.h"
+#include "protocol/tracker_registers.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "config/config_io.h"
-#include "models/system/scenario_run.h"
+#include "experiments/scenario_run.h"
 #include "testbenches/scenario_check.h"
 #include "testbenches/small_system.h"
 #include "workloads/model_zoo.h"

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "config/config_io.h"
-#include "models/gpu/mmio_map.h"
+#include "protocol/mmio_map.h"
 #include "models/system/simulation.h"
-#include "models/tracker/tracker_registers.h"
+#include "protocol/tracker_registers.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/reference_gemm.h"
 #include "testbenches/small_system.h"

@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "config/system_config.h"
-#include "workloads/gemm_layout.h"
+#include "protocol/gemm_layout.h"
 #include "workloads/gemm_program.h"
 #include "workloads/model_zoo.h"
 #include "workloads/sublayer.h"

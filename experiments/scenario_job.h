@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/isolated.h"
 #include "config/system_config.h"
+#include "experiments/isolated.h"
 #include "workloads/scenario.h"
 #include "workloads/sublayer.h"
 
-namespace t3::cli {
+namespace t3 {
 
 struct ScenarioJob {
   SystemConfig config;  // gpus = TP degree, workload.tokens set; sim.mode decides the data check
@@ -42,11 +42,7 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
                                                        int jobs, const Progress& progress = {},
                                                        const PointDone& point_done = {});
 
-// A comma-separated list of scenario names ("all" for every one), sequential first whether named
-// or not (every speedup is measured against it). An unknown name throws UsageError.
-std::vector<Scenario> parse_scenarios(const std::string& list);
-
 // "t-nlg fc2 TP 8, 8192 tokens": how errors and progress name a workload.
 std::string describe(const ScenarioJob& job);
 
-}  // namespace t3::cli
+}  // namespace t3

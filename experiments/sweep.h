@@ -11,7 +11,7 @@
 
 #include "workloads/scenario.h"
 
-namespace t3::cli {
+namespace t3 {
 
 struct SweepPoint {
   std::string model;
@@ -48,4 +48,4 @@ void write_sweep(const std::string& dir, const Suite& suite, const std::string& 
                  const std::vector<std::vector<nlohmann::json>>& results,
                  const std::vector<std::string>& missing = {});
 
-}  // namespace t3::cli
+}  // namespace t3

@@ -1,4 +1,4 @@
-#include "apps/isolated.h"
+#include "experiments/isolated.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-namespace t3::cli {
+namespace t3 {
 
 namespace {
 
@@ -99,4 +99,4 @@ int default_jobs() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-}  // namespace t3::cli
+}  // namespace t3

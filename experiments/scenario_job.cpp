@@ -1,18 +1,17 @@
-#include "apps/scenario_job.h"
+#include "experiments/scenario_job.h"
 
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
 
-#include "apps/cli.h"
-#include "apps/isolated.h"
-#include "models/system/scenario_run.h"
+#include "experiments/isolated.h"
+#include "experiments/scenario_run.h"
 #include "models/system/timeline.h"
 #include "models/system/vcd_trace.h"
 #include "testbenches/scenario_check.h"
 #include "workloads/model_zoo.h"
 
-namespace t3::cli {
+namespace t3 {
 
 namespace {
 
@@ -67,27 +66,6 @@ nlohmann::json run_scenario_job(const ScenarioJob& job) {
     result["functional_check"] = "passed";
   }
   return result;
-}
-
-std::vector<Scenario> parse_scenarios(const std::string& list) {
-  if (list == "all") return all_scenarios();
-  std::vector<Scenario> scenarios = {Scenario::Sequential};
-  std::string::size_type start = 0;
-  while (start <= list.size()) {
-    const auto comma = std::min(list.find(',', start), list.size());
-    const std::string name = list.substr(start, comma - start);
-    Scenario scenario;
-    try {
-      scenario = parse_scenario(name);
-    } catch (const ConfigError& error) {
-      throw UsageError(std::string("--scenarios: ") + error.what());
-    }
-    if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
-      scenarios.push_back(scenario);
-    }
-    start = comma + 1;
-  }
-  return scenarios;
 }
 
 std::string describe(const ScenarioJob& job) {
@@ -170,4 +148,4 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
   return results;
 }
 
-}  // namespace t3::cli
+}  // namespace t3

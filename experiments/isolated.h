@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace t3::cli {
+namespace t3 {
 
 using IsolatedJob = std::function<nlohmann::json()>;
 using Progress = std::function<void(std::size_t done, std::size_t total)>;
@@ -28,4 +28,4 @@ std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, i
 // The cores this machine has (at least 1): the default for --jobs.
 int default_jobs();
 
-}  // namespace t3::cli
+}  // namespace t3

@@ -1,4 +1,4 @@
-#include "models/system/scenario_run.h"
+#include "experiments/scenario_run.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // Tile-contiguous matrix layout, chunk split and workgroup dispatch orders (see gemm_layout.h).
-#include "workloads/gemm_layout.h"
+#include "protocol/gemm_layout.h"
 
 #include <algorithm>
 #include <stdexcept>

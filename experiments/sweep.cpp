@@ -1,4 +1,4 @@
-#include "apps/sweep.h"
+#include "experiments/sweep.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 #include "workloads/model_zoo.h"
 #include "workloads/sublayer.h"
 
-namespace t3::cli {
+namespace t3 {
 
 namespace {
 
@@ -299,4 +299,4 @@ void write_sweep(const std::string& dir, const Suite& suite, const std::string& 
   write_summary(dir + "/summary.md", suite, system, results, missing);
 }
 
-}  // namespace t3::cli
+}  // namespace t3
