@@ -2,6 +2,7 @@
 // shell command per workload for GNU parallel or a Slurm job array and collected afterwards.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,9 +11,9 @@
 #include <optional>
 
 #include "apps/cli.h"
+#include "config/config_io.h"
 #include "experiments/scenario_job.h"
 #include "experiments/sweep.h"
-#include "config/config_io.h"
 
 namespace t3::cli {
 
@@ -33,7 +34,10 @@ po::options_description sweep_options() {
       "(a partial sweep) instead of failing")(
       "resume",
       "keep the workloads whose results are already under --out (points/) and run, or with "
-      "--emit-jobs write commands for, only the others");
+      "--emit-jobs write commands for, only the others")(
+      "full",
+      "simulate every GPU (sim.symmetry = none); by default a sweep simulates one GPU under "
+      "rotational symmetry wherever that is valid (timing mode)");
   return options;
 }
 
@@ -60,14 +64,26 @@ std::vector<std::string> base_sets(const po::variables_map& values) {
                              : std::vector<std::string>{};
 }
 
+bool names_symmetry(const std::string& set) {
+  return set.rfind("sim.symmetry=", 0) == 0;
+}
+
 ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point) {
   ScenarioJob job;
   job.config = load_system(values["system"].as<std::string>());
-  for (const auto& set : base_sets(values)) apply_override(job.config, set);
+  const std::vector<std::string> sets = base_sets(values);
+  for (const auto& set : sets) apply_override(job.config, set);
   apply_override(job.config, "gpus=" + std::to_string(point.tp));
   if (point.tokens > 0)
     apply_override(job.config, "workload.tokens=" + std::to_string(point.tokens));
   for (const auto& set : point.sets) apply_override(job.config, set);
+  // One GPU stands for the group wherever rotational symmetry matches an every-GPU run, unless
+  // --full or the suite chose for itself.
+  const bool chosen = std::any_of(sets.begin(), sets.end(), names_symmetry) ||
+                      std::any_of(point.sets.begin(), point.sets.end(), names_symmetry);
+  if (!values.count("full") && !chosen && rotational_symmetry_refusal(job.config).empty()) {
+    job.config.sim.symmetry = Symmetry::Rotational;
+  }
   validate(job.config);
   job.model = point.model;
   job.sublayer = parse_sublayer(point.sublayer);
@@ -117,7 +133,8 @@ void write_point(const std::string& out, std::size_t p, const std::vector<nlohma
   std::filesystem::rename(partial, path);
 }
 
-void emit_jobs(const po::variables_map& values, const Suite& suite, const std::string& out,
+void emit_jobs(const po::variables_map& values, const Suite& suite,
+               const std::vector<ScenarioJob>& jobs, const std::string& out,
                const std::string& path, bool resume) {
   std::ofstream file(path);
   if (!file) throw std::runtime_error("cannot write '" + path + "'");
@@ -136,6 +153,8 @@ void emit_jobs(const po::variables_map& values, const Suite& suite, const std::s
     if (point.tokens > 0) file << " --tokens " << point.tokens;
     for (const auto& set : base_sets(values)) file << " --set " << quoted(set);
     for (const auto& set : point.sets) file << " --set " << quoted(set);
+    if (jobs[p].config.sim.symmetry == Symmetry::Rotational)
+      file << " --set sim.symmetry=rotational";
     file << " --scenarios " << scenarios << " --json " << quoted(point_file(out, p)) << "\n";
   }
   std::printf(
@@ -240,7 +259,7 @@ int sweep_command(const std::vector<std::string>& args) {
     throw UsageError("--resume runs what is missing; --collect only reads: use one of them");
   }
   if (values.count("emit-jobs")) {
-    emit_jobs(values, suite, out, values["emit-jobs"].as<std::string>(), resume);
+    emit_jobs(values, suite, points, out, values["emit-jobs"].as<std::string>(), resume);
     return 0;
   }
   const int jobs = values["jobs"].as<int>();

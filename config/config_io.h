@@ -22,6 +22,10 @@ void apply_json(SystemConfig& config, const nlohmann::json& document, const std:
 // Applies one `path=value` override (value parsed according to the path's type).
 void apply_override(SystemConfig& config, const std::string& assignment);
 
+// Why rotational symmetry cannot stand for an every-GPU run of `config` (empty if it can): the
+// sweep picks it only where this is empty, and validate() refuses it otherwise.
+std::string rotational_symmetry_refusal(const SystemConfig& config);
+
 // Cross-field checks that single ranges cannot express; throws ConfigError naming the paths.
 // (Overlap of the address windows is checked by AddressMap::check when a system is built.)
 void validate(const SystemConfig& config);

@@ -30,6 +30,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
 
   visit_enum(v, "sim.mode", c.sim.mode, std::array{"timing", "functional"},
              "timing: no tensor storage; functional: real data in a sparse backing store");
+  visit_enum(v, "sim.symmetry", c.sim.symmetry, std::array{"none", "rotational"},
+             "none: simulate every GPU; rotational: simulate GPU 0 alone and deliver what it sends "
+             "to GPU d back into it as arriving from GPU -d, addresses rotated by the plan "
+             "(timing mode, plans whose GPUs are rotations of one another; results are group "
+             "totals)");
   v.visit("sim.quantum_ns", c.sim.quantum_ns,
           {"ns",
            "global TLM quantum (tlm_global_quantum) for initiators that decouple with a "

@@ -15,6 +15,9 @@ class ConfigError : public std::runtime_error {
 };
 
 enum class SimMode { Timing, Functional };
+// none: every GPU is simulated; rotational: GPU 0 alone, its traffic to GPU d delivered back to
+// it as arriving from GPU -d (protocol/rotation.h).
+enum class Symmetry { None, Rotational };
 enum class Arbitration { Fcfs, Priority, Mca };
 enum class TopologyKind { Ring, FullyConnected, Switch };
 enum class PriorityClass { Compute, Communication };
@@ -23,6 +26,7 @@ enum class RingDirection { Descending, Ascending };
 
 struct SimConfig {
   SimMode mode = SimMode::Timing;
+  Symmetry symmetry = Symmetry::None;
   double quantum_ns = 1000.0;
   std::int64_t seed = 1;
 };

@@ -23,6 +23,16 @@ double ns(sc_core::sc_time time) {
 
 }  // namespace
 
+TrafficCounters TrafficCounters::operator*(std::uint64_t factor) const {
+  TrafficCounters scaled = *this;
+  for (auto& by_class : scaled.dram) {
+    for (auto& bytes : by_class) bytes *= factor;
+  }
+  scaled.link_payload *= factor;
+  scaled.link_wire *= factor;
+  return scaled;
+}
+
 TrafficCounters TrafficCounters::operator-(const TrafficCounters& earlier) const {
   TrafficCounters delta;
   for (int op = 0; op < kOps; ++op) {
@@ -61,7 +71,7 @@ nlohmann::json dram_categories(PhaseKind kind, const TrafficCounters& moved) {
 
 ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
     : config_(scenario_config(config, plan.scenario)), plan_(plan) {
-  group_ = std::make_unique<TpGroup>("group", config_);
+  group_ = std::make_unique<TpGroup>("group", config_, plan_.rotation);
   group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {
     marks_.push_back({barrier, time, counters()});
   });
@@ -84,7 +94,7 @@ TrafficCounters ScenarioRun::counters() const {
       now.link_wire += group_->link(l).stats(direction).wire_bytes;
     }
   }
-  return now;
+  return now * static_cast<std::uint64_t>(group_->replicas());
 }
 
 void ScenarioRun::run() {
@@ -129,6 +139,7 @@ nlohmann::json ScenarioRun::result() const {
 
   nlohmann::json result = {
       {"scenario", to_string(plan_.scenario)},
+      {"symmetry", config_.sim.symmetry == Symmetry::Rotational ? "rotational" : "none"},
       {"time_ns", ns(last.time - start.time)},
       {"start_ns", ns(start.time)},  // simulated time at which the sublayer's clock started
       {"phases", phases},
@@ -174,10 +185,11 @@ nlohmann::json ScenarioRun::tracker_statistics() const {
     overcount += stats.overcount;
     peak = std::max(peak, stats.max_in_use);
   }
-  return {{"fired", fired},
-          {"refused", refused},
-          {"errors", errors},
-          {"overcount", overcount},
+  const auto n = static_cast<std::uint64_t>(group_->replicas());
+  return {{"fired", fired * n},
+          {"refused", refused * n},
+          {"errors", errors * n},
+          {"overcount", overcount * n},
           {"max_in_use", peak}};
 }
 
@@ -191,11 +203,12 @@ nlohmann::json ScenarioRun::dma_statistics() const {
     updated += stats.bytes_updated;
     errors += stats.errors;
   }
-  return {{"transfers", transfers},
-          {"bytes_read", read},
-          {"bytes_written", written},
-          {"bytes_updated", updated},
-          {"errors", errors}};
+  const auto n = static_cast<std::uint64_t>(group_->replicas());
+  return {{"transfers", transfers * n},
+          {"bytes_read", read * n},
+          {"bytes_written", written * n},
+          {"bytes_updated", updated * n},
+          {"errors", errors * n}};
 }
 
 nlohmann::json ScenarioRun::transactions() const {
@@ -208,6 +221,7 @@ nlohmann::json ScenarioRun::transactions() const {
     }
     dma += group_->gpu(g).dma.stats().pieces;
   }
+  // Simulated, not represented: a symmetric run's one GPU is what it cost.
   return {{"sm", sm}, {"dma", dma}, {"total", sm + dma}};
 }
 

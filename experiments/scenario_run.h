@@ -1,6 +1,8 @@
 // Runs one scenario (workloads/scenario.h) on a freshly built group and turns what the blocks
 // recorded into the result document of DESIGN.md: time, phase breakdown, DRAM bytes by category,
-// link bytes, queue, tracker and DMA statistics, and the effective configuration.
+// link bytes, queue, tracker and DMA statistics, and the effective configuration. Under
+// rotational symmetry (sim.symmetry) bytes and counts are the group's: the simulated GPU's times
+// the group's size; queue statistics are per GPU either way.
 #pragma once
 
 #include <array>
@@ -23,6 +25,7 @@ struct TrafficCounters {
   std::uint64_t link_payload = 0;
   std::uint64_t link_wire = 0;
   TrafficCounters operator-(const TrafficCounters& earlier) const;
+  TrafficCounters operator*(std::uint64_t factor) const;
 };
 
 // DRAM bytes of one phase by the categories of the result document: compute-class traffic is

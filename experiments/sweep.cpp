@@ -168,6 +168,19 @@ void write_table(std::ostream& out, const Suite& suite,
   out << "\n\n";
 }
 
+// Every GPU, one GPU under rotational symmetry, or a mix (each record says which).
+std::string simulation_mode(const std::vector<std::vector<nlohmann::json>>& results) {
+  bool full = false, symmetric = false;
+  for (const auto& point : results) {
+    for (const auto& result : point) {
+      (result.value("symmetry", "none") == "rotational" ? symmetric : full) = true;
+    }
+  }
+  if (symmetric && full) return "some runs every GPU, some one GPU (each record's `symmetry`)";
+  if (symmetric) return "one GPU per run under rotational symmetry (`sim.symmetry`), group totals";
+  return "every GPU of the group";
+}
+
 void write_summary(const std::string& path, const Suite& suite, const std::string& system,
                    const std::vector<std::vector<nlohmann::json>>& results,
                    const std::vector<std::string>& missing) {
@@ -177,7 +190,8 @@ void write_summary(const std::string& path, const Suite& suite, const std::strin
       << "Speedup = sequential time / scenario time. DRAM = reduction of the bytes read, written "
          "and updated in HBM by all GPUs, against sequential (positive: less data moved). "
          "Geomean and max are over the rows of each table. Every figure is measured by this "
-         "sweep; none is a published one.\n\n";
+         "sweep; none is a published one.\n\n"
+      << "Simulated: " << simulation_mode(results) << ".\n\n";
   if (!missing.empty()) {
     out << "**Partial sweep**: " << missing.size()
         << " workloads of the suite have no results yet and are left out of every table:\n\n";

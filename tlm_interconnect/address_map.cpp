@@ -33,8 +33,8 @@ std::optional<Decoded> AddressMap::in_window(std::uint64_t address, std::uint64_
 }
 
 std::optional<Decoded> AddressMap::decode(std::uint64_t address, std::uint64_t bytes) const {
-  if (auto hit = in_window(address, bytes, config_.hbm_base, config_.hbm_stride, hbm_size_,
-                           Window::Hbm)) {
+  if (auto hit =
+          in_window(address, bytes, config_.hbm_base, config_.hbm_stride, hbm_size_, Window::Hbm)) {
     return hit;
   }
   return in_window(address, bytes, config_.mmio_base, config_.mmio_stride, config_.mmio_size,

@@ -38,10 +38,10 @@ struct DmaRequest {
   std::uint64_t source;       // global address, read with traffic class Communication
   std::uint64_t destination;  // global address, any GPU
   std::uint64_t bytes;
-  Op op;                      // Write or Update
+  Op op;  // Write or Update
   ElementType element;
-  std::uint32_t tag;          // carried by the writes/updates it sends (kNoTag: untracked)
-  std::uint32_t descriptor;   // the descriptor it came from, for statistics and traces
+  std::uint32_t tag;         // carried by the writes/updates it sends (kNoTag: untracked)
+  std::uint32_t descriptor;  // the descriptor it came from, for statistics and traces
 };
 
 // Implemented by the DMA engine; the tracker holds a port to it.

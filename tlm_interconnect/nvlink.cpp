@@ -39,13 +39,14 @@ const char* direction_name(int direction) {
 
 }  // namespace
 
-NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config)
+NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool folded)
     : sc_core::sc_module(name),
       from_a("from_a"),
       from_b("from_b"),
       to_a("to_a"),
       to_b("to_b"),
-      config_(config) {
+      config_(config),
+      folded_(folded) {
   require(config.bandwidth_GBps > 0, "link.bandwidth_GBps", "must be positive");
   require(config.latency_ns >= 0, "link.latency_ns", "must not be negative");
   require(config.max_payload_bytes >= 1, "link.max_payload_bytes", "must be at least 1");
@@ -212,7 +213,7 @@ sc_time NvLink::place(Direction& dir, const sc_time& ready, const sc_time& durat
 }
 
 sc_time NvLink::send(int direction, const sc_time& ready, std::uint64_t data_bytes) {
-  Direction& dir = directions_[direction];
+  Direction& dir = lane(direction);
   LinkDirectionStats& stats = dir.stats;
   const auto max_payload = static_cast<std::uint64_t>(config_.max_payload_bytes);
   const auto header = static_cast<std::uint64_t>(config_.header_bytes);
@@ -257,7 +258,7 @@ void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time
   const sc_time entry = sc_core::sc_time_stamp();
   advance(directions_[0], entry);
   advance(directions_[1], entry);
-  ++directions_[direction].stats.transactions;
+  ++lane(direction).stats.transactions;
   const sc_time request_arrival = send(direction, entry + delay, read ? 0 : length);
   delay = request_arrival - entry;
 

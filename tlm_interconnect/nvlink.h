@@ -41,7 +41,11 @@ class NvLink : public sc_core::sc_module {
   tlm_utils::simple_initiator_socket<NvLink> to_a;
   tlm_utils::simple_initiator_socket<NvLink> to_b;
 
-  NvLink(sc_core::sc_module_name name, const LinkConfig& config);
+  // Folded: both directions share one serialiser and credit loop. Under rotational symmetry a link
+  // whose two directions are rotations of each other (the one link of a 2-GPU ring, GPU g to
+  // g + n/2 in a fully-connected group) carries both through one lane, which then holds the
+  // traffic and statistics of one direction of the group's links (direction 1 reports nothing).
+  NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool folded = false);
 
   // Direction 0 is A -> B, direction 1 is B -> A. The in-flight peak includes packets reserved
   // ahead of the current time (cost linear in those), so call it for reports, not per packet.
@@ -110,7 +114,11 @@ class NvLink : public sc_core::sc_module {
   sc_core::sc_time full_packet_time_;    // max_payload_bytes + header_bytes
   sc_core::sc_time header_packet_time_;  // header_bytes only
   sc_core::sc_time min_gap_;             // shorter idle stretches fit no packet
+  // The lane a direction's packets use: its own, or lane 0 when folded.
+  Direction& lane(int direction) { return directions_[folded_ ? 0 : direction]; }
+
   Direction directions_[2];
+  bool folded_ = false;
   bool record_ = false;
   std::vector<WireObserver> wire_observers_;
 };

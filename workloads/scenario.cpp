@@ -90,6 +90,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
     spec.element = out_element;
     std::vector<std::uint64_t> buffers;
     for (const GpuGemm& gpu : plan.gemm.gpus) buffers.push_back(gpu.buffers.c);
+    plan.rotation.tags_per_chunk = static_cast<std::uint32_t>(dma_slices(spec));
     dma_rs = dma_ring_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
   }
   for (int g = 0; g < config.gpus; ++g) {
@@ -131,6 +132,24 @@ void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan
     plan.owned_chunks.push_back(fused.ring.owned_chunk(g));
   }
   plan.programs = std::move(programs);
+  plan.rotation.sign = fused.ring.direction == RingDirection::Descending ? 1 : -1;
+  plan.rotation.tags_per_chunk = static_cast<std::uint32_t>(fused.tiles_per_chunk);
+}
+
+// C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
+// GPU g's chunk positions are GPU 0's moved by g; the planners above set sign and tags.
+void set_rotation_band(const SystemConfig& config, ScenarioPlan& plan) {
+  plan.rotation.gpus = static_cast<int>(config.gpus);
+  plan.rotation.band_offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
+  plan.rotation.chunk_bytes = plan.output_bytes / static_cast<std::uint64_t>(config.gpus);
+  for (int g = 0; g < config.gpus; ++g) {
+    if (plan.gemm.gpus[static_cast<std::size_t>(g)].buffers.c - hbm_base(config, g) !=
+        plan.rotation.band_offset) {
+      throw std::logic_error("scenario: GPU " + std::to_string(g) +
+                             "'s output is not at GPU 0's offset, so GPUs are not rotations of "
+                             "one another");
+    }
+  }
 }
 
 }  // namespace
@@ -213,6 +232,7 @@ ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, S
       plan_sequential(config, plan, out_element, true);
       break;
   }
+  set_rotation_band(config, plan);
   return plan;
 }
 

@@ -25,8 +25,9 @@
 #include <vector>
 
 #include "config/system_config.h"
-#include "workloads/gemm_plan.h"
 #include "protocol/program.h"
+#include "protocol/rotation.h"
+#include "workloads/gemm_plan.h"
 
 namespace t3 {
 
@@ -63,6 +64,9 @@ struct ScenarioPlan {
   std::vector<PhaseSpec> phases;           // phase k ends at barrier kStartBarrier + 1 + k
   std::vector<std::int64_t> owned_chunks;  // per GPU: the chunk it holds reduced after the RS
   std::vector<Program> programs;           // one per GPU
+  // Every GPU's program is GPU 0's rotated by its index: how addresses and tags move with it
+  // (protocol/rotation.h). The band is C, whose chunk positions the collectives number.
+  RotationMap rotation;
 };
 
 // Throws std::invalid_argument naming what cannot be planned (e.g. an output whose tile rows do

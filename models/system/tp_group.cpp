@@ -13,21 +13,45 @@ AddressMap TpGroup::checked_map(const SystemConfig& config) {
   return map;
 }
 
-TpGroup::TpGroup(sc_core::sc_module_name name, const SystemConfig& config)
+namespace {
+
+int simulated_gpus(const SystemConfig& config, const std::optional<RotationMap>& rotation) {
+  if (config.sim.symmetry == Symmetry::None) return static_cast<int>(config.gpus);
+  if (!rotation) {
+    throw ConfigError(
+        "sim.symmetry: rotational needs a plan that states how its addresses rotate (a scenario "
+        "or collective run); this system was built without one");
+  }
+  if (rotation->gpus != config.gpus) {
+    throw ConfigError("sim.symmetry: the plan's rotation is for " + std::to_string(rotation->gpus) +
+                      " GPUs, the group has " + std::to_string(config.gpus));
+  }
+  return 1;
+}
+
+}  // namespace
+
+TpGroup::TpGroup(sc_core::sc_module_name name, const SystemConfig& config,
+                 const std::optional<RotationMap>& rotation)
     : sc_module(name),
       config_(config),
       map_(checked_map(config)),
       topology_(config.topology.kind, static_cast<int>(config.gpus)),
-      barrier_("barrier", static_cast<int>(config.gpus)) {
+      rotation_(config.sim.symmetry == Symmetry::Rotational ? rotation : std::nullopt),
+      barrier_("barrier", simulated_gpus(config, rotation)) {
   tlm::tlm_global_quantum::instance().set(sc_core::sc_time(config.sim.quantum_ns, sc_core::SC_NS));
-  for (int g = 0; g < config.gpus; ++g) {
+  for (int g = 0; g < simulated_gpus(config, rotation); ++g) {
     gpus_.push_back(std::make_unique<Gpu>(("gpu" + std::to_string(g)).c_str(), g, config_, map_));
   }
   if (topology_.has_switch()) {
     switch_ = std::make_unique<Router>(
         "switch", map_, sc_core::sc_time(config.topology.switch_latency_ns, sc_core::SC_NS));
   }
-  wire_links();
+  if (rotation_) {
+    wire_symmetric_links();
+  } else {
+    wire_links();
+  }
   set_routes();
   for (auto& gpu : gpus_) {
     hosts_.push_back(
@@ -39,6 +63,11 @@ TpGroup::TpGroup(sc_core::sc_module_name name, const SystemConfig& config)
 }
 
 void TpGroup::load(const std::vector<Program>& programs) {
+  if (rotation_) {
+    // The others are GPU 0's rotated: GPU 0 stands for them.
+    if (!programs.empty()) hosts_.front()->load(programs.front());
+    return;
+  }
   if (programs.size() > hosts_.size()) {
     throw std::invalid_argument(std::to_string(programs.size()) + " programs for " +
                                 std::to_string(hosts_.size()) + " GPUs");
@@ -69,6 +98,7 @@ void TpGroup::wire_links() {
   for (std::size_t l = 0; l < ends.size(); ++l) {
     const std::string name = "link" + std::to_string(ends[l].a) + "_" + std::to_string(ends[l].b);
     links_.push_back(std::make_unique<NvLink>(name.c_str(), config_.link));
+    link_ends_.push_back(ends[l]);
   }
   // Each node binds its router's out ports in links_of() order, so port numbers follow it.
   const int nodes = gpus() + (switch_ ? 1 : 0);
@@ -83,13 +113,83 @@ void TpGroup::wire_links() {
   }
 }
 
+void TpGroup::wire_symmetric_links() {
+  // GPU 0 sends towards GPU h on its link to h. What leaves GPU 0 towards h is, rotated by -h,
+  // what enters GPU 0 from -h, so that physical direction and GPU 0's incoming direction from -h
+  // are one lane: a single NvLink carries GPU 0's sends towards h on side A and towards -h on
+  // side B (folded when h = -h), and each far end hands what arrives to a Rotator into GPU 0.
+  // Acks and read data come back through the same call on the other lane, as in hardware.
+  // Behind a switch, the switch sends everything down GPU 0's own link, each transaction
+  // shifted by its destination.
+  Gpu& gpu = *gpus_.front();
+  const auto& ends = topology_.links();
+  const int n = static_cast<int>(config_.gpus);
+  std::vector<int> side_b_of(static_cast<std::size_t>(n), -1);  // far GPU -> link to bind on B
+  for (int l : topology_.links_of(0)) {
+    const int far = ends[l].a == 0 ? ends[l].b : ends[l].a;
+    if (far == topology_.switch_node()) {
+      wire_symmetric_switch(l);
+      continue;
+    }
+    if (side_b_of[static_cast<std::size_t>(far)] >= 0) {
+      NvLink& link = *links_[static_cast<std::size_t>(side_b_of[static_cast<std::size_t>(far)])];
+      gpu.router.out.bind(link.from_b);
+      continue;
+    }
+    const int mirror = wrap(-far, n);
+    const bool folded = mirror == far;
+    const std::string name =
+        "link0_" + std::to_string(far) + (folded ? "" : "_" + std::to_string(mirror));
+    links_.push_back(std::make_unique<NvLink>(name.c_str(), config_.link, folded));
+    link_ends_.push_back({0, far});
+    NvLink& link = *links_.back();
+    gpu.router.out.bind(link.from_a);
+    side_b_of[static_cast<std::size_t>(mirror)] = static_cast<int>(links_.size()) - 1;
+    for (const auto& [end, shift_from] :
+         {std::pair{&link.to_b, far}, std::pair{&link.to_a, mirror}}) {
+      rotators_.push_back(
+          std::make_unique<Rotator>(("rotate_" + name + (end == &link.to_b ? "_b" : "_a")).c_str(),
+                                    map_, *rotation_, Rotator::Shift::FarGpu, shift_from));
+      end->bind(rotators_.back()->in);
+      rotators_.back()->out.bind(gpu.router.in);
+    }
+    if (folded) rotators_.back()->quiet.bind(link.from_b);  // side B sends nothing
+  }
+}
+
+void TpGroup::wire_symmetric_switch(int l) {
+  Gpu& gpu = *gpus_.front();
+  const bool side_a = topology_.links()[l].a == 0;
+  links_.push_back(std::make_unique<NvLink>("link0_switch", config_.link));
+  link_ends_.push_back(topology_.links()[l]);
+  NvLink& link = *links_.back();
+  gpu.router.out.bind(side_a ? link.from_a : link.from_b);
+  (side_a ? link.to_a : link.to_b).bind(gpu.router.in);
+  (side_a ? link.to_b : link.to_a).bind(switch_->in);
+  rotators_.push_back(
+      std::make_unique<Rotator>("rotate_down", map_, *rotation_, Rotator::Shift::Destination));
+  switch_->out.bind(rotators_.back()->in);
+  rotators_.back()->out.bind(side_a ? link.from_b : link.from_a);
+}
+
 void TpGroup::set_routes() {
-  const int nodes = gpus() + (switch_ ? 1 : 0);
-  for (int node = 0; node < nodes; ++node) {
+  const int destinations = static_cast<int>(config_.gpus);
+  std::vector<int> nodes;
+  for (int g = 0; g < gpus(); ++g) nodes.push_back(g);
+  if (switch_) nodes.push_back(topology_.switch_node());
+  for (int node : nodes) {
     const bool is_switch = switch_ && node == topology_.switch_node();
+    if (is_switch && rotation_) {
+      // Its one port leads down GPU 0's link, where the Rotator turns every destination into 0.
+      for (int destination = 0; destination < destinations; ++destination) {
+        for (Window window : {Window::Hbm, Window::Mmio})
+          switch_->set_route(destination, window, 0);
+      }
+      continue;
+    }
     const int first_port = is_switch ? 0 : Gpu::kFirstLinkPort;
     const auto& node_links = topology_.links_of(node);
-    for (int destination = 0; destination < gpus(); ++destination) {
+    for (int destination = 0; destination < destinations; ++destination) {
       if (destination == node) continue;  // a GPU's own windows were routed by the Gpu
       const int link = topology_.next_link(node, destination);
       int index = 0;
@@ -104,10 +204,9 @@ void TpGroup::set_routes() {
 nlohmann::json TpGroup::report() const {
   nlohmann::json report;
   for (const auto& gpu : gpus_) report["gpus"].push_back(gpu->report());
-  const auto& ends = topology_.links();
   for (std::size_t l = 0; l < links_.size(); ++l) {
     nlohmann::json link = links_[l]->report();
-    link["ends"] = {ends[l].a, ends[l].b};
+    link["ends"] = {link_ends_[l].a, link_ends_[l].b};
     report["links"].push_back(link);
   }
   if (switch_) report["switch"] = switch_->report();

@@ -1,9 +1,13 @@
 // The tensor-parallel group: N GPUs wired by the configured topology (ring, a link per pair, or
 // one switch), with routes set so any GPU reaches any other's HBM and MMIO, and one host per GPU
-// that runs that GPU's program.
+// that runs that GPU's program. Under rotational symmetry (sim.symmetry) only GPU 0, its host,
+// its links and the switch are built; what crosses a link into another GPU comes back into GPU 0
+// re-addressed by a Rotator (tlm_interconnect/rotator.h), and every statistic stands for one
+// of the group's `replicas()` identical GPUs.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -13,20 +17,27 @@
 #include "models/gpu/gpu.h"
 #include "models/host/barrier.h"
 #include "models/host/host.h"
+#include "protocol/program.h"
+#include "protocol/rotation.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/nvlink.h"
+#include "tlm_interconnect/rotator.h"
 #include "tlm_interconnect/router.h"
 #include "tlm_interconnect/topology.h"
-#include "protocol/program.h"
 
 namespace t3 {
 
 class TpGroup : public sc_core::sc_module {
  public:
-  // Throws ConfigError if the configuration cannot be built (e.g. overlapping address windows).
-  TpGroup(sc_core::sc_module_name name, const SystemConfig& config);
+  // Throws ConfigError if the configuration cannot be built (e.g. overlapping address windows,
+  // or sim.symmetry = rotational without the plan's `rotation`).
+  TpGroup(sc_core::sc_module_name name, const SystemConfig& config,
+          const std::optional<RotationMap>& rotation = std::nullopt);
 
+  // GPUs simulated: config.gpus, or 1 under rotational symmetry.
   int gpus() const { return static_cast<int>(gpus_.size()); }
+  // How many GPUs of the group each simulated one stands for (1, or config.gpus).
+  int replicas() const { return static_cast<int>(config_.gpus) / gpus(); }
   Gpu& gpu(int index) { return *gpus_.at(index); }
   const Gpu& gpu(int index) const { return *gpus_.at(index); }
   const AddressMap& address_map() const { return map_; }
@@ -35,7 +46,8 @@ class TpGroup : public sc_core::sc_module {
   NvLink& link(int index) { return *links_.at(index); }
   Host& host(int index) { return *hosts_.at(index); }
   HostBarrier& barrier() { return barrier_; }
-  // Before sc_start: one program per GPU (fewer programs leave the remaining hosts idle).
+  // Before sc_start: one program per GPU (fewer programs leave the remaining hosts idle); under
+  // rotational symmetry only GPU 0's runs.
   void load(const std::vector<Program>& programs);
   // Every host finished its program without an error.
   bool hosts_done() const;
@@ -52,6 +64,8 @@ class TpGroup : public sc_core::sc_module {
  private:
   static AddressMap checked_map(const SystemConfig& config);
   void wire_links();
+  void wire_symmetric_links();
+  void wire_symmetric_switch(int link);
   void set_routes();
   Router& node_router(int node);
 
@@ -61,6 +75,9 @@ class TpGroup : public sc_core::sc_module {
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::unique_ptr<Router> switch_;
   std::vector<std::unique_ptr<NvLink>> links_;
+  std::vector<LinkEnds> link_ends_;  // of each built link, in the topology's node numbers
+  std::optional<RotationMap> rotation_;
+  std::vector<std::unique_ptr<Rotator>> rotators_;
   HostBarrier barrier_;
   std::vector<std::unique_ptr<Host>> hosts_;
 };
