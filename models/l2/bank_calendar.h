@@ -20,15 +20,23 @@ class BankCalendar {
   using Units = sc_core::sc_time::value_type;
 
   // The reservations of one access, made line after line from the first line it touches. Holds
-  // what reserving a whole line needs, so a tight loop keeps a copy of it in registers.
+  // what reserving a whole line needs, so reserve_lines() reads no member of the calendar.
   struct Sweep {
     // Reserves the next `lines` hardware lines whole.
     void reserve_lines(std::uint64_t lines) {
+      // Locals: the stores into the calendar would otherwise make the compiler reload the rest.
+      Units* const calendar = free;
+      const std::uint64_t n_banks = banks;
+      const Units from = arrival, length = line_units;
+      std::uint64_t next = bank;
+      Units latest = done;
       for (std::uint64_t k = 0; k < lines; ++k) {
-        free[bank] = std::max(free[bank], arrival) + line_units;
-        done = std::max(done, free[bank]);
-        if (++bank == banks) bank = 0;
+        calendar[next] = std::max(calendar[next], from) + length;
+        latest = std::max(latest, calendar[next]);
+        if (++next == n_banks) next = 0;
       }
+      bank = next;
+      done = latest;
     }
 
     Units* free;  // the calendar

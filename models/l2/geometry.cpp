@@ -72,14 +72,4 @@ Geometry::Geometry(const L2Config& config)
       sets(config.size_bytes / (line_bytes * ways)),
       banks(static_cast<std::uint64_t>(config.banks)) {}
 
-unsigned Geometry::lines_holding(std::uint64_t mask) const {
-  const std::uint64_t per_line = sectors_per_line / bank_lines;  // shifts below stay < 64
-  const std::uint64_t line_sectors = sector_range(0, static_cast<unsigned>(per_line) - 1);
-  unsigned lines = 0;
-  for (std::uint64_t k = 0; k < bank_lines; ++k) {
-    lines += (mask >> (k * per_line) & line_sectors) != 0 ? 1 : 0;
-  }
-  return lines;
-}
-
 }  // namespace t3::l2

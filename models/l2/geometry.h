@@ -88,7 +88,15 @@ struct Geometry {
     return mask_of(line, begin & ~round, (end + round) & ~round);
   }
   // Hardware lines of a block with a sector in `mask`.
-  unsigned lines_holding(std::uint64_t mask) const;
+  unsigned lines_holding(std::uint64_t mask) const {
+    const std::uint64_t per_line = sectors_per_line / bank_lines;  // shifts below stay < 64
+    const std::uint64_t line_sectors = sector_range(0, static_cast<unsigned>(per_line) - 1);
+    unsigned lines = 0;
+    for (std::uint64_t k = 0; k < bank_lines; ++k) {
+      lines += (mask >> (k * per_line) & line_sectors) != 0 ? 1 : 0;
+    }
+    return lines;
+  }
 
   std::uint64_t line_bytes;  // a block
   std::uint64_t sector_bytes;

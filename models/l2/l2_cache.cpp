@@ -71,7 +71,10 @@ struct L2Cache::Impl {
     bool write;
     unsigned char* data;  // functional: the payload's bytes; nullptr in timing mode
     int cls;
-    std::uint64_t hits = 0, misses = 0;  // sectors looked up; added to the stats after the plan
+  };
+  // Sectors an access looked up; added to the stats once it is planned.
+  struct Lookups {
+    std::uint64_t hits = 0, misses = 0;
   };
 
   Impl(L2Cache& owner, const L2Config& config, SimMode mode, std::uint64_t base, std::uint64_t size)
@@ -325,8 +328,9 @@ struct L2Cache::Impl {
   void cached(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay,
               const T3Extension& extension, std::uint64_t offset, std::uint64_t length,
               sc_core::sc_time arrival) {
-    Request request{offset, offset + length, extension.op == Op::Write,
-                    functional ? payload.get_data_ptr() : nullptr, index(extension.traffic_class)};
+    const Request request{offset, offset + length, extension.op == Op::Write,
+                          functional ? payload.get_data_ptr() : nullptr,
+                          index(extension.traffic_class)};
     sc_core::sc_time ready = sc_core::SC_ZERO_TIME;
     wait_for_conflicts(request.offset, request.end, false, ready);
 
@@ -351,7 +355,8 @@ struct L2Cache::Impl {
 
   // Looks up, reserves banks for and replaces into every line of `request`, queueing the memory
   // accesses it needs in `access`; returns the latest bank reservation end.
-  BankCalendar::Units plan(Access& access, Request& request, BankCalendar::Units arrival_units) {
+  BankCalendar::Units plan(Access& access, const Request& request,
+                           BankCalendar::Units arrival_units) {
     BankCalendar::Sweep banks = calendar.sweep(request.offset, arrival_units);
     const std::uint64_t first = geometry.first_line(request.offset);
     const std::uint64_t last = geometry.last_line(request.end);
@@ -360,35 +365,35 @@ struct L2Cache::Impl {
     const std::uint64_t line_mask = geometry.line_bytes - 1;
     const std::uint64_t whole_begin = (request.offset & line_mask) == 0 ? first : first + 1;
     const std::uint64_t whole_end = (request.end & line_mask) == 0 ? last + 1 : last;
+    Lookups lookups;
     for (Cursor c = geometry.cursor(first); c.line <= last; geometry.advance(c)) {
       if (fast_reads && c.line >= whole_begin && c.line < whole_end) {
-        request.hits += plan_complete_hits(c, whole_end, banks);
+        lookups.hits += plan_complete_hits(c, whole_end, banks);
         if (c.line > last) break;
       }
-      plan_line(access, request, c, banks, fast_reads);
+      plan_line(access, request, c, banks, fast_reads, lookups);
     }
     const int cls = request.cls;
-    (request.write ? stats.write_hit_sectors : stats.read_hit_sectors)[cls] += request.hits;
-    (request.write ? stats.write_miss_sectors : stats.read_miss_sectors)[cls] += request.misses;
+    (request.write ? stats.write_hit_sectors : stats.read_hit_sectors)[cls] += lookups.hits;
+    (request.write ? stats.write_miss_sectors : stats.read_miss_sectors)[cls] += lookups.misses;
     return banks.done;
   }
 
   // Plans the timing reads of whole lines from `c` on, up to line `stop`, while they hit lines
   // with every sector valid: the common case, kept tight (as plan_line would: bank reservation,
   // LRU stamp, hits). `c` and `banks` end at the first line left to plan_line. Returns the
-  // sectors hit. Needs tags.fast().
+  // sectors hit. Needs tags.fast(). The tag walk and the bank reservations are two loops: the
+  // banks of consecutive whole lines do not depend on what the tags hold.
   std::uint64_t plan_complete_hits(Cursor& c, std::uint64_t stop, BankCalendar::Sweep& banks) {
-    BankCalendar::Sweep sweep = banks;  // a local copy stays in registers
-    const std::uint64_t lines = geometry.bank_lines, first = c.line;
-    tags.touch_complete_run(c, stop, [&sweep, lines] { sweep.reserve_lines(lines); });
-    banks = sweep;
-    return (c.line - first) * geometry.sectors_per_line;
+    const std::uint64_t lines = tags.touch_complete_run(c, stop);
+    banks.reserve_lines(lines * geometry.bank_lines);
+    return lines * geometry.sectors_per_line;
   }
 
   // Plans line `c` of `request`: bank reservation, lookup, replacement, the data that needs no
   // memory, and the memory accesses that do.
-  void plan_line(Access& access, Request& request, const Cursor& c, BankCalendar::Sweep& banks,
-                 bool fast_reads) {
+  T3_L2_INLINE void plan_line(Access& access, const Request& request, const Cursor& c,
+                              BankCalendar::Sweep& banks, bool fast_reads, Lookups& lookups) {
     const std::uint64_t start = c.line << geometry.line_shift;
     const std::uint64_t lo = std::max(request.offset, start) - start;
     const std::uint64_t hi = std::min(request.end - start, geometry.line_bytes);
@@ -405,7 +410,7 @@ struct L2Cache::Impl {
     if (way < geometry.ways && fast_reads && tags.complete(c.set, way)) {
       // A timing read of a line with every sector valid: all hits, nothing else changes.
       tags.touch(c.set, way);
-      request.hits += touched_count;
+      lookups.hits += touched_count;
       return;
     }
     Frame* frame = way < geometry.ways ? &tags.frame(c.set, way) : nullptr;
@@ -414,7 +419,7 @@ struct L2Cache::Impl {
     if (!frame) {
       // Every way has a fill in flight (only with more callers than ways on one set):
       // serve these bytes from memory without allocating rather than wait for a way.
-      request.misses += touched_count;
+      lookups.misses += touched_count;
       stats.unallocated_bytes[request.cls] += hi - lo;
       add_read(access, Kind::Direct, start + lo, start + hi, request.write);
       return;
@@ -422,8 +427,8 @@ struct L2Cache::Impl {
     tags.touch(c.set, tags.way_of(c.set, *frame));
     const std::uint64_t hits = touched & frame->valid;
     const unsigned hit_sectors = hits == touched ? touched_count : l2::popcount(hits);
-    request.hits += hit_sectors;
-    request.misses += touched_count - hit_sectors;
+    lookups.hits += hit_sectors;
+    lookups.misses += touched_count - hit_sectors;
     const std::uint64_t fetch = request.write ? write_into(*frame, request, touched, lo, hi)
                                               : read_from(*frame, request, touched, hits, lo, hi);
     if (fetch != 0) {

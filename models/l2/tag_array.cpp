@@ -33,54 +33,6 @@ std::uint64_t TagArray::scan_way(const Cursor& c) const {
   return ways_;
 }
 
-std::uint64_t TagArray::victim(std::uint64_t set) const {
-  if (few_ways_) {
-    const SetState& state = set_state_[set];
-    const std::uint64_t candidates = way_mask_ & ~state.pinned;
-    if (candidates == 0) return ways_;
-    if (const std::uint64_t empty = candidates & ~state.filled; empty != 0) {
-      return static_cast<std::uint64_t>(__builtin_ctzll(empty));
-    }
-    return oldest_of(set, candidates);
-  }
-  const Frame* frames = &frames_[set * ways_];
-  const std::uint64_t* stamps = &stamps_[set * ways_];
-  std::uint64_t way = ways_;  // none
-  for (std::uint64_t k = 0; k < ways_; ++k) {
-    const Frame& frame = frames[k];
-    if (frame.pending != 0) continue;
-    if (frame.valid == 0) return k;
-    if (way == ways_ || stamps[k] < stamps[way]) way = k;
-  }
-  return way;
-}
-
-// The first of the oldest stamps among `candidates` (bit = way, not empty) of `set`.
-std::uint64_t TagArray::oldest_of(std::uint64_t set, std::uint64_t candidates) const {
-  const std::uint64_t* stamps = &stamps_[set * ways_];
-  if (candidates == way_mask_) {  // the usual case, a loop without bit tricks
-    std::uint64_t way = 0;
-    std::uint64_t oldest = stamps[0];
-    for (std::uint64_t k = 1; k < ways_; ++k) {
-      if (stamps[k] < oldest) {
-        oldest = stamps[k];
-        way = k;
-      }
-    }
-    return way;
-  }
-  auto way = static_cast<std::uint64_t>(__builtin_ctzll(candidates));
-  std::uint64_t oldest = stamps[way];
-  for (std::uint64_t rest = candidates & (candidates - 1); rest != 0; rest &= rest - 1) {
-    const auto k = static_cast<std::uint64_t>(__builtin_ctzll(rest));
-    if (stamps[k] < oldest) {
-      oldest = stamps[k];
-      way = k;
-    }
-  }
-  return way;
-}
-
 void TagArray::release(std::uint64_t set, Frame& frame) {
   const std::uint64_t way = way_of(set, frame);
   frame = Frame{};

@@ -80,11 +80,10 @@ class TagArray {
   // Empties `frame` of `set` (no sector valid or pending any more) and forgets its stamp.
   void release(std::uint64_t set, Frame& frame);
 
-  // Walks the lines from `c` on, up to line `stop`, while their blocks have every sector valid:
-  // touches each and calls on_hit() once per line. `c` ends at the first line not walked. The
-  // common case of timing reads, kept tight; only when fast().
-  template <typename OnHit>
-  T3_L2_INLINE void touch_complete_run(Cursor& c, std::uint64_t stop, OnHit&& on_hit);
+  // Walks the lines from `c` on, up to line `stop`, while their blocks have every sector valid,
+  // touching each; returns how many it walked. `c` ends at the first line not walked. The common
+  // case of timing reads, kept tight; only when fast().
+  T3_L2_INLINE std::uint64_t touch_complete_run(Cursor& c, std::uint64_t stop);
 
  private:
   // Tag-array entry of an empty way (and of the padding after the last way of a set).
@@ -102,7 +101,7 @@ class TagArray {
   static T3_L2_INLINE std::uint64_t row_matches(const std::uint32_t* row, std::uint64_t stride,
                                                 std::uint32_t tag);
   // Ways of `set` whose packed tag is `tag` (bit = way); only when ways <= 64.
-  std::uint64_t tag_matches(std::uint64_t set, std::uint32_t tag) const {
+  T3_L2_INLINE std::uint64_t tag_matches(std::uint64_t set, std::uint32_t tag) const {
     return row_matches(tags_ + set * tag_stride_, tag_stride_, tag) & way_mask_;
   }
   std::uint64_t scan_way(const Cursor& c) const;  // find_way with more than 64 ways
@@ -175,8 +174,55 @@ T3_L2_INLINE std::uint64_t TagArray::find_way(const Cursor& c) const {
   return ways_;
 }
 
-template <typename OnHit>
-T3_L2_INLINE void TagArray::touch_complete_run(Cursor& c, std::uint64_t stop, OnHit&& on_hit) {
+inline std::uint64_t TagArray::victim(std::uint64_t set) const {
+  if (few_ways_) {
+    const SetState& state = set_state_[set];
+    const std::uint64_t candidates = way_mask_ & ~state.pinned;
+    if (candidates == 0) return ways_;
+    if (const std::uint64_t empty = candidates & ~state.filled; empty != 0) {
+      return static_cast<std::uint64_t>(__builtin_ctzll(empty));
+    }
+    return oldest_of(set, candidates);
+  }
+  const Frame* frames = &frames_[set * ways_];
+  const std::uint64_t* stamps = &stamps_[set * ways_];
+  std::uint64_t way = ways_;  // none
+  for (std::uint64_t k = 0; k < ways_; ++k) {
+    const Frame& frame = frames[k];
+    if (frame.pending != 0) continue;
+    if (frame.valid == 0) return k;
+    if (way == ways_ || stamps[k] < stamps[way]) way = k;
+  }
+  return way;
+}
+
+// The first of the oldest stamps among `candidates` (bit = way, not empty) of `set`.
+inline std::uint64_t TagArray::oldest_of(std::uint64_t set, std::uint64_t candidates) const {
+  const std::uint64_t* stamps = &stamps_[set * ways_];
+  if (candidates == way_mask_) {  // the usual case, a loop without bit tricks
+    std::uint64_t way = 0;
+    std::uint64_t oldest = stamps[0];
+    for (std::uint64_t k = 1; k < ways_; ++k) {
+      if (stamps[k] < oldest) {
+        oldest = stamps[k];
+        way = k;
+      }
+    }
+    return way;
+  }
+  auto way = static_cast<std::uint64_t>(__builtin_ctzll(candidates));
+  std::uint64_t oldest = stamps[way];
+  for (std::uint64_t rest = candidates & (candidates - 1); rest != 0; rest &= rest - 1) {
+    const auto k = static_cast<std::uint64_t>(__builtin_ctzll(rest));
+    if (stamps[k] < oldest) {
+      oldest = stamps[k];
+      way = k;
+    }
+  }
+  return way;
+}
+
+T3_L2_INLINE std::uint64_t TagArray::touch_complete_run(Cursor& c, std::uint64_t stop) {
   // Locals: the stores below would otherwise make the compiler reload every member.
   const std::uint64_t n_sets = sets_, n_ways = ways_, stride = tag_stride_, mask = way_mask_;
   const std::uint32_t* const tag_base = tags_;
@@ -189,7 +235,6 @@ T3_L2_INLINE void TagArray::touch_complete_run(Cursor& c, std::uint64_t stop, On
     if (matches == 0) break;
     const auto way = static_cast<std::uint64_t>(__builtin_ctzll(matches));
     if ((states[set].complete >> way & 1) == 0) break;
-    on_hit();
     ++next;
     if (states[set].newest != way) {
       stamps[set * n_ways + way] = next;
@@ -203,8 +248,10 @@ T3_L2_INLINE void TagArray::touch_complete_run(Cursor& c, std::uint64_t stop, On
       row = tag_base;
     }
   }
+  const std::uint64_t walked = line - c.line;
   c = {line, set, tag};
   clock_ = next;
+  return walked;
 }
 
 }  // namespace t3::l2
