@@ -19,6 +19,7 @@
 
 #include "models/hbm/memory_controller.h"
 #include "models/l2/l2_cache.h"
+#include "models/l2/tag_array.h"
 #include "tlm_interconnect/element.h"
 
 using namespace t3;
@@ -938,4 +939,59 @@ TEST_CASE("L2 tagged in blocks counts evictions in lines", "[l2]") {
   // Twice the capacity streamed twice: 4x capacity allocated, the first capacity's worth into
   // empty ways.
   CHECK(bench.l2.stats().evictions[kCompute] == 3 * lines);
+}
+
+// The tag array on its own. With more than 64 ways it keeps no per-set way masks and scans the
+// frames instead; both must choose alike.
+TEST_CASE("L2 tag array replaces an empty way, else the least recently used one not filling",
+          "[l2]") {
+  for (const std::int64_t ways : {4, 72}) {
+    INFO("ways = " << ways);
+    L2Config config = small_l2();
+    config.ways = ways;
+    config.size_bytes = static_cast<std::uint64_t>(config.line_bytes * ways) * 16;  // 16 sets
+    const l2::Geometry geometry(config);
+    l2::TagArray tags(geometry, config.size_bytes);
+    const auto n = static_cast<std::uint64_t>(ways);
+    const std::uint64_t set = 5;
+    const auto line_k = [&](std::uint64_t k) { return geometry.cursor(set + k * geometry.sets); };
+    const auto fill = [&](std::uint64_t k, std::uint64_t way) {
+      tags.reassign(line_k(k), way);
+      l2::Frame& frame = tags.frame(set, way);
+      frame.valid = geometry.full_line;
+      tags.sync(set, frame);
+      tags.touch(set, way);
+    };
+    // Empty ways first, lowest first; the lines are found where they went.
+    for (std::uint64_t k = 0; k < n; ++k) {
+      REQUIRE(tags.victim(set) == k);
+      fill(k, k);
+    }
+    for (std::uint64_t k = 0; k < n; ++k) CHECK(tags.find_way(line_k(k)) == k);
+    CHECK(tags.find(line_k(n)) == nullptr);
+    // All valid: the least recently touched, skipping ways with a fill in flight.
+    CHECK(tags.victim(set) == 0);
+    tags.touch(set, 0);
+    CHECK(tags.victim(set) == 1);
+    tags.frame(set, 1).pending = 1;
+    tags.sync(set, tags.frame(set, 1));
+    CHECK(tags.victim(set) == 2);
+    // A way emptied by release() is chosen before any older valid one, and holds nothing.
+    l2::Frame& third = tags.frame(set, 3);
+    third.valid = 0;
+    tags.release(set, third);
+    tags.sync(set, third);
+    CHECK(tags.find(line_k(3)) == nullptr);
+    CHECK(tags.victim(set) == 3);
+    fill(n, 3);
+    CHECK(tags.find_way(line_k(n)) == 3);
+    CHECK(tags.victim(set) == 2);
+    // Every way filling: nothing can be replaced.
+    for (std::uint64_t way = 0; way < n; ++way) {
+      tags.frame(set, way).pending = 1;
+      tags.sync(set, tags.frame(set, way));
+    }
+    CHECK(tags.victim(set) == n);
+    CHECK(tags.victim(set + 1) == 0);  // other sets are untouched
+  }
 }

@@ -1,0 +1,75 @@
+#include "models/l2/geometry.h"
+
+#include <cmath>
+#include <string>
+
+namespace t3::l2 {
+
+namespace {
+
+// log2 of a power of two.
+unsigned log2_of(std::uint64_t power_of_two) {
+  return static_cast<unsigned>(__builtin_ctzll(power_of_two));
+}
+
+void validate_lines(const L2Config& c) {
+  if (c.line_bytes < 1 || (c.line_bytes & (c.line_bytes - 1)) != 0) {
+    throw ConfigError("l2.line_bytes: " + std::to_string(c.line_bytes) + " is not a power of two");
+  }
+  if (c.sector_bytes < 1 || c.sector_bytes > c.line_bytes || c.line_bytes % c.sector_bytes != 0) {
+    throw ConfigError("l2.sector_bytes: " + std::to_string(c.sector_bytes) +
+                      " does not divide l2.line_bytes (" + std::to_string(c.line_bytes) + ")");
+  }
+  if (c.line_bytes / c.sector_bytes > 64) {  // valid/dirty state is one 64-bit mask per block,
+                                             // and a block is at least a line
+    throw ConfigError("l2.sector_bytes: " + std::to_string(c.sector_bytes) + " gives " +
+                      std::to_string(c.line_bytes / c.sector_bytes) +
+                      " sectors per line; at most 64 are supported");
+  }
+  if (c.block_lines < 1 || (c.block_lines & (c.block_lines - 1)) != 0) {
+    throw ConfigError("l2.block_lines: " + std::to_string(c.block_lines) +
+                      " is not a power of two");
+  }
+  const std::int64_t block_bytes = c.line_bytes * c.block_lines;
+  if (block_bytes / c.sector_bytes > 64) {
+    throw ConfigError("l2.block_lines: " + std::to_string(c.block_lines) + " lines of " +
+                      std::to_string(c.line_bytes / c.sector_bytes) + " sectors make a block of " +
+                      std::to_string(block_bytes / c.sector_bytes) +
+                      " sectors; at most 64 are supported");
+  }
+}
+
+}  // namespace
+
+void validate(const L2Config& c) {
+  validate_lines(c);
+  if (c.ways < 1) throw ConfigError("l2.ways: must be at least 1");
+  const auto set_bytes = static_cast<std::uint64_t>(c.line_bytes * c.block_lines * c.ways);
+  if (c.size_bytes < set_bytes || c.size_bytes % set_bytes != 0) {
+    throw ConfigError("l2.size_bytes: " + std::to_string(c.size_bytes) +
+                      " is not a positive multiple of l2.line_bytes x l2.block_lines x l2.ways (" +
+                      std::to_string(set_bytes) + ")");
+  }
+  if (c.banks < 1) throw ConfigError("l2.banks: must be at least 1");
+  if (!(c.bank_bytes_per_clock > 0)) throw ConfigError("l2.bank_bytes_per_clock: must be positive");
+  if (!(c.clock_GHz > 0)) throw ConfigError("l2.clock_GHz: must be positive");
+  if (!(c.hit_latency_ns >= 0) || !std::isfinite(c.hit_latency_ns)) {
+    throw ConfigError("l2.hit_latency_ns: must be a finite non-negative number");
+  }
+}
+
+Geometry::Geometry(const L2Config& config)
+    : line_bytes(static_cast<std::uint64_t>(config.line_bytes * config.block_lines)),
+      sector_bytes(static_cast<std::uint64_t>(config.sector_bytes)),
+      line_shift(log2_of(line_bytes)),
+      sector_shift(log2_of(sector_bytes)),  // divides a power of two: a power of two
+      sectors_per_line(static_cast<unsigned>(line_bytes / sector_bytes)),
+      full_line(sector_range(0, sectors_per_line - 1)),
+      bank_line_bytes(static_cast<std::uint64_t>(config.line_bytes)),
+      bank_line_shift(log2_of(bank_line_bytes)),
+      bank_lines(static_cast<std::uint64_t>(config.block_lines)),
+      ways(static_cast<std::uint64_t>(config.ways)),
+      sets(config.size_bytes / (line_bytes * ways)),
+      banks(static_cast<std::uint64_t>(config.banks)) {}
+
+}  // namespace t3::l2
