@@ -1,0 +1,99 @@
+// Rotational symmetry on one paper point: `t3sim compare` (every scenario) with every GPU
+// simulated and with one GPU under sim.symmetry = rotational, side by side in this one run. Prints
+// both wall times and their ratio, and for each scenario how far the symmetric run's time, DRAM
+// total and largest DRAM category are from the every-GPU run's.
+// Usage: bench_symmetry T3SIM [--model t-nlg] [--sublayer fc2] [--tp 8] [--tokens N]
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+  double seconds = 0;
+  nlohmann::json results;
+};
+
+Run compare(const std::string& command, const std::string& json) {
+  const auto start = std::chrono::steady_clock::now();
+  if (std::system((command + " --json " + json + " > " + json + ".log 2>&1").c_str()) != 0) {
+    std::fprintf(stderr, "bench_symmetry: failed (see %s.log): %s\n", json.c_str(),
+                 command.c_str());
+    std::exit(1);
+  }
+  Run run;
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream file(json);
+  run.results = nlohmann::json::parse(file);
+  return run;
+}
+
+double relative(const nlohmann::json& full, const nlohmann::json& symmetric) {
+  const double a = full.get<double>(), b = symmetric.get<double>();
+  return a == b ? 0.0 : 100.0 * (b - a) / a;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: bench_symmetry T3SIM [--model M] [--sublayer S] [--tp N] "
+                 "[--tokens N]\n");
+    return 2;
+  }
+  std::string model = "t-nlg", sublayer = "fc2", tp = "8", tokens;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    std::string* value = flag == "--model"      ? &model
+                         : flag == "--sublayer" ? &sublayer
+                         : flag == "--tp"       ? &tp
+                         : flag == "--tokens"   ? &tokens
+                                                : nullptr;
+    if (!value) {
+      std::fprintf(stderr, "bench_symmetry: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+    *value = argv[i + 1];
+  }
+  const std::string command = std::string(argv[1]) + " compare --jobs 2 --model " + model +
+                              " --sublayer " + sublayer + " --tp " + tp +
+                              (tokens.empty() ? "" : " --tokens " + tokens);
+  const Run full = compare(command, "bench-symmetry-full.json");
+  const Run symmetric =
+      compare(command + " --set sim.symmetry=rotational", "bench-symmetry-rotational.json");
+
+  std::printf("bench_symmetry: %s %s, TP %s, every scenario\n", model.c_str(), sublayer.c_str(),
+              tp.c_str());
+  std::printf("  wall time, every GPU  %8.2f s\n", full.seconds);
+  std::printf("  wall time, one GPU    %8.2f s   (speedup %.1fx)\n", symmetric.seconds,
+              full.seconds / symmetric.seconds);
+  std::printf("  %-14s %12s %12s %12s %16s\n", "scenario", "time us", "time diff", "DRAM diff",
+              "worst category");
+  for (const auto& one : full.results) {
+    for (const auto& sym : symmetric.results) {
+      if (sym["scenario"] != one["scenario"]) continue;
+      double worst = 0;
+      std::string worst_name = "-";
+      for (const auto& [category, bytes] : one["dram_bytes"].items()) {
+        if (bytes.get<double>() == 0) continue;
+        const double d = relative(bytes, sym["dram_bytes"][category]);
+        if (std::abs(d) > std::abs(worst)) {
+          worst = d;
+          worst_name = category;
+        }
+      }
+      std::printf("  %-14s %12.1f %11.3f%% %11.3f%% %9.3f%% %s\n",
+                  one["scenario"].get<std::string>().c_str(), one["time_ns"].get<double>() / 1e3,
+                  relative(one["time_ns"], sym["time_ns"]),
+                  relative(one["dram_bytes"]["total"], sym["dram_bytes"]["total"]), worst,
+                  worst_name.c_str());
+    }
+  }
+  return 0;
+}
