@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "apps/cli.h"
 #include "config/config_io.h"
@@ -33,14 +34,15 @@ po::options_description collective_options() {
       "engines, tracker-forwarded slices, reductions by near-memory updates)")(
       "bytes", po::value<std::int64_t>(),
       "buffer bytes per GPU (required), nccl-tests convention: the reduce-scatter input, the "
-      "all-gather output, the all-reduce input; a positive multiple of tp x 4 (fp32 chunks)")(
+      "all-gather output, the all-reduce input; any whole number of 4-byte fp32 elements, down to "
+      "one (chunks then differ by an element, or are empty)")(
       "channels", po::value<int>(),
       "ring channels, one workgroup each, 1..64 (default: min(sm.count x sm.occupancy, 16), "
       "one per resident workgroup slot, capped like NCCL's ring channels); ring-sm only")(
       "slices", po::value<int>(),
-      "slices per chunk, 1..16, each a DMA descriptor and a tracker tag (default: the largest "
-      "count <= 16 that splits a chunk into equal whole elements); ring-dma-nmc only")(
-      "functional", "carry real data (sets sim.mode=functional)")(
+      "slices per chunk, 1..16 and at most the smaller chunk's elements, each a DMA descriptor "
+      "and a tracker tag (default: the largest count <= 16 dividing the smaller chunk's "
+      "elements); ring-dma-nmc only")("functional", "carry real data (sets sim.mode=functional)")(
       "json", po::value<std::string>(), "write the result document to this file");
   return options;
 }
@@ -97,20 +99,25 @@ struct Timed {
   std::uint64_t ring_data = 0;  // ring data bytes on the links, summed over links
 };
 
-// Ring data on the links: every GPU sends (n - 1) chunks per op to its ring successor, over every
-// link of its route (one on a ring; two, GPU to switch to GPU, through a switch).
-std::uint64_t ring_data_bytes(const TpGroup& group, std::uint64_t chunk, std::size_t ops,
-                              int (*successor)(int, int)) {
+// Ring data on the links: in each op every GPU sends every chunk but one to its ring successor
+// (`unsent(op, rank)`: the chunk it ends with or that ends at it), over every link of its route
+// (one on a ring; two, GPU to switch to GPU, through a switch).
+template <typename Unsent, typename ChunkBytes>
+std::uint64_t ring_data_bytes(const TpGroup& group, const std::vector<CollectiveOp>& ops,
+                              std::uint64_t bytes, int (*successor)(int, int), Unsent unsent,
+                              ChunkBytes chunk_bytes) {
   const int n = group.gpus();
-  std::uint64_t bytes = 0;
-  for (int g = 0; g < n; ++g) {
-    bytes += static_cast<std::uint64_t>(group.topology().hops(g, successor(g, n))) * ops *
-             static_cast<std::uint64_t>(n - 1) * chunk;
+  std::uint64_t total = 0;
+  for (CollectiveOp op : ops) {
+    for (int g = 0; g < n; ++g) {
+      total += static_cast<std::uint64_t>(group.topology().hops(g, successor(g, n))) *
+               (bytes - chunk_bytes(unsent(op, g)));
+    }
   }
-  return bytes;
+  return total;
 }
 
-int sm_channels(const po::variables_map& values, const SystemConfig& config, std::uint64_t bytes) {
+int sm_channels(const po::variables_map& values, const SystemConfig& config) {
   const int channels = values.count("channels")
                            ? values["channels"].as<int>()
                            : static_cast<int>(std::min<std::int64_t>(
@@ -119,14 +126,7 @@ int sm_channels(const po::variables_map& values, const SystemConfig& config, std
     throw UsageError("--channels " + std::to_string(channels) + ": must be in [1, " +
                      std::to_string(dispatcher::kMaxChannels) + "]");
   }
-  const std::uint64_t divisor = config.gpus * kElementBytes;
-  const std::uint64_t chunk_elements = bytes / divisor;
-  if (chunk_elements < static_cast<std::uint64_t>(channels)) {
-    throw UsageError("--bytes " + std::to_string(bytes) + ": a chunk of " +
-                     std::to_string(chunk_elements) + " fp32 elements is fewer than the " +
-                     std::to_string(channels) + " channels (bytes must be at least tp x 4 x " +
-                     "channels = " + std::to_string(divisor * channels) + ")");
-  }
+  // More channels than a chunk has elements is allowed: the empty ones pass flags only.
   return channels;
 }
 
@@ -150,7 +150,13 @@ Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<Colle
   }
   timed.time_ns = (last_end - first_doorbell).to_seconds() * 1e9;
   timed.basis = "first doorbell to last kernel end, all GPUs";
-  timed.ring_data = ring_data_bytes(group, spec.chunk_bytes(), ops.size(), next_rank);
+  // The chunk a rank would send at step n - 1 is the one it never sends.
+  const auto unsent = [n = spec.ranks](CollectiveOp op, int rank) {
+    return op == CollectiveOp::ReduceScatter ? reduce_scatter_chunk(rank, n - 1, n)
+                                             : all_gather_chunk(rank, n - 1, n);
+  };
+  timed.ring_data = ring_data_bytes(group, ops, spec.bytes, next_rank, unsent,
+                                    [&](int chunk) { return spec.chunk_bytes(chunk); });
   return timed;
 }
 
@@ -160,12 +166,14 @@ DmaCollectiveSpec dma_spec(const po::variables_map& values, int n, std::uint64_t
   spec.bytes = bytes;
   spec.element = kElementFp32;
   spec.slices = values.count("slices") ? values["slices"].as<int>() : 0;
-  const std::uint64_t chunk_elements = bytes / (static_cast<std::uint64_t>(n) * kElementBytes);
+  // Every non-empty chunk has at least this many elements, one per slice at the least.
+  const std::uint64_t most =
+      std::max<std::uint64_t>(bytes / (static_cast<std::uint64_t>(n) * kElementBytes), 1);
   if (values.count("slices") && (spec.slices < 1 || spec.slices > kMaxDmaSlices ||
-                                 chunk_elements % static_cast<std::uint64_t>(spec.slices) != 0)) {
+                                 static_cast<std::uint64_t>(spec.slices) > most)) {
     throw UsageError("--slices " + std::to_string(spec.slices) + ": must be in [1, " +
-                     std::to_string(kMaxDmaSlices) + "] and divide a chunk's " +
-                     std::to_string(chunk_elements) + " fp32 elements");
+                     std::to_string(kMaxDmaSlices) + "] and at most the smaller chunk's " +
+                     std::to_string(most) + " fp32 elements");
   }
   if (n > kMaxDmaRanks) {
     throw UsageError("--impl ring-dma-nmc: at most " + std::to_string(kMaxDmaRanks) +
@@ -192,7 +200,13 @@ Timed run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<C
   }
   timed.time_ns = last_end.to_seconds() * 1e9;
   timed.basis = "first MMIO write to the last program's end, all GPUs";
-  timed.ring_data = ring_data_bytes(group, spec.chunk_bytes(), ops.size(), t3_next_gpu);
+  // A reduce-scatter never sends the chunk it owns; an all-gather, the one that ends at it.
+  const auto unsent = [n = spec.ranks](CollectiveOp op, int rank) {
+    return op == CollectiveOp::ReduceScatter ? static_cast<int>(t3_owned_chunk(rank, n))
+                                             : dma_received_chunks(op, rank, n).back();
+  };
+  timed.ring_data = ring_data_bytes(group, ops, spec.bytes, t3_next_gpu, unsent,
+                                    [&](int chunk) { return spec.chunk_bytes(chunk); });
   return timed;
 }
 
@@ -205,14 +219,13 @@ double delivered_GBps(const LinkConfig& link) {
   return std::min(wire_GBps, credit_GBps);
 }
 
-std::uint64_t checked_bytes(const po::variables_map& values, int n) {
+std::uint64_t checked_bytes(const po::variables_map& values) {
   if (!values.count("bytes")) throw UsageError("--bytes is required");
   const std::int64_t bytes = values["bytes"].as<std::int64_t>();
-  const std::uint64_t divisor = static_cast<std::uint64_t>(n) * kElementBytes;
-  if (bytes <= 0 || static_cast<std::uint64_t>(bytes) % divisor != 0) {
-    throw UsageError("--bytes " + std::to_string(bytes) + ": must be a positive multiple of tp x " +
-                     std::to_string(kElementBytes) + " = " + std::to_string(divisor) + " (" +
-                     std::to_string(n) + " equal chunks of whole fp32 elements)");
+  // Any whole number of elements: the chunks may be uneven, or empty (protocol/ring.h).
+  if (bytes <= 0 || static_cast<std::uint64_t>(bytes) % kElementBytes != 0) {
+    throw UsageError("--bytes " + std::to_string(bytes) + ": must be a positive multiple of the " +
+                     std::to_string(kElementBytes) + "-byte fp32 element");
   }
   return static_cast<std::uint64_t>(bytes);
 }
@@ -227,6 +240,150 @@ void check_impl_options(const po::variables_map& values, Impl impl) {
   }
 }
 
+// What the command line asks for, checked: the collective, its implementation and its shape.
+struct Request {
+  std::string op;  // as typed
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  std::string impl_name;
+  Impl impl = Impl::RingSm;
+  SystemConfig config;
+  int n = 0;
+  std::uint64_t bytes = 0;
+  std::vector<CollectiveOp> ops;  // the launches (all-reduce: two)
+  CollectiveSpec sm;              // impl == RingSm
+  DmaCollectiveSpec dma;          // impl == RingDmaNmc
+  std::string shape;              // "16 channels", "16 slices per chunk"
+};
+
+// What the run measured.
+struct Measured {
+  Timed timed;
+  CollectiveBandwidth bw;
+  std::uint64_t payload_bytes = 0, wire_bytes = 0;  // summed over links and directions
+  nlohmann::json stats;                             // the group's report (--json only)
+};
+
+void print_help(const po::options_description& options) {
+  std::cout << "usage: t3sim collective --op OP --bytes B [--impl ring-sm|ring-dma-nmc] "
+               "[OPTIONS]\n"
+               "Times one collective on the group and reports nccl-tests figures: algbw = "
+               "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
+               "2(n-1)/n (all-reduce).\n"
+               "ring-sm is timed from the first doorbell to the last kernel end; ring-dma-nmc "
+               "from the\nfirst MMIO write (tracker and descriptor programming included) to the "
+               "last program's end.\n"
+            << options;
+}
+
+Request parse_request(const po::variables_map& values) {
+  Request r;
+  if (!values.count("op")) {
+    throw UsageError("--op is required (choices: " + std::string(kOps) + ")");
+  }
+  r.op = values["op"].as<std::string>();
+  r.kind = parse_kind(r.op);
+  r.impl_name = values["impl"].as<std::string>();
+  r.impl = parse_impl(r.impl_name);
+  check_impl_options(values, r.impl);
+
+  r.config = system_from(values);
+  if (values.count("functional")) {
+    apply_override(r.config, "sim.mode=functional");
+    validate(r.config);
+  }
+  r.n = static_cast<int>(r.config.gpus);
+  if (r.n < 2) {
+    throw UsageError("a collective needs at least 2 GPUs (gpus = " + std::to_string(r.n) +
+                     "; use --tp)");
+  }
+  r.bytes = checked_bytes(values);
+  r.ops = launches_of(r.kind);
+
+  // Each implementation's shape: SM channels, or DMA slices per chunk.
+  if (r.impl == Impl::RingSm) {
+    r.sm.ranks = r.n;
+    r.sm.bytes = r.bytes;
+    r.sm.element = kElementFp32;
+    r.sm.channels = sm_channels(values, r.config);
+    r.shape = std::to_string(r.sm.channels) + " channels";
+  } else {
+    r.dma = dma_spec(values, r.n, r.bytes);
+    r.shape = std::to_string(dma_slices(r.dma)) + " slices per chunk";
+  }
+  return r;
+}
+
+Measured run(const Request& r, bool with_stats) {
+  TpGroup group("group", r.config);
+  Measured m;
+  m.timed = r.impl == Impl::RingSm ? run_sm(group, r.sm, r.ops) : run_dma(group, r.dma, r.ops);
+  // nccl-tests figures use the whole buffer, whatever its chunks.
+  m.bw = collective_bandwidth(r.kind, r.n, r.bytes, m.timed.time_ns * 1e-9);
+  for (int l = 0; l < group.links(); ++l) {
+    for (int direction = 0; direction < 2; ++direction) {
+      m.payload_bytes += group.link(l).stats(direction).payload_bytes;
+      m.wire_bytes += group.link(l).stats(direction).wire_bytes;
+    }
+  }
+  if (with_stats) m.stats = group.report();
+  return m;
+}
+
+void print_summary(const Request& r, const Measured& m) {
+  const double link_GBps = delivered_GBps(r.config.link);
+  // Chunks of an uneven split differ by one element: the larger one is chunk n - 1.
+  const std::uint64_t chunk_bytes =
+      r.impl == Impl::RingSm ? r.sm.chunk_bytes(r.n - 1) : r.dma.chunk_bytes(r.n - 1);
+  const bool even = r.bytes % (static_cast<std::uint64_t>(r.n) * kElementBytes) == 0;
+  std::printf("t3sim collective: %s %s, TP %d, %llu bytes fp32, %s, system %s (%s mode)\n",
+              r.op.c_str(), r.impl_name.c_str(), r.n, static_cast<unsigned long long>(r.bytes),
+              r.shape.c_str(), r.config.name.c_str(),
+              r.config.sim.mode == SimMode::Functional ? "functional" : "timing");
+  std::printf(
+      "  bytes               %.2f MB per GPU = %s (nccl-tests convention), chunks of %s%.2f MB\n",
+      static_cast<double>(r.bytes) / 1e6, bytes_meaning(r.kind), even ? "" : "up to ",
+      chunk_bytes / 1e6);
+  std::printf("  collective time     %.1f us (%s)\n", m.timed.time_ns / 1e3, m.timed.basis);
+  std::printf("  algbw               %.2f GB/s (bytes / time)\n", m.bw.algbw_GBps);
+  std::printf(
+      "  busbw               %.2f GB/s (algbw x %s; %.0f%% of the %.2f GB/s a link delivers)\n",
+      m.bw.busbw_GBps, busbw_factor(r.kind), 100 * m.bw.busbw_GBps / link_GBps, link_GBps);
+  std::printf(
+      "  link traffic        %.2f MB payload (%.2f MB ring data, %s), "
+      "%.2f MB on the wire, summed over links\n",
+      m.payload_bytes / 1e6, m.timed.ring_data / 1e6,
+      r.impl == Impl::RingSm ? "the rest flags" : "no flags", m.wire_bytes / 1e6);
+  std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", r.ops.size(),
+              r.impl == Impl::RingSm ? (r.ops.size() == 1 ? "launch" : "launches")
+                                     : (r.ops.size() == 1 ? "DMA ring" : "DMA rings"),
+              m.timed.run.wall_time_s);
+}
+
+nlohmann::json result_document(const Request& r, const Measured& m) {
+  nlohmann::json document = {
+      {"job", "collective"},
+      {"op", r.op},
+      {"impl", r.impl_name},
+      {"tp", r.n},
+      {"bytes", r.bytes},
+      {"element", "fp32"},
+      {"time_ns", m.timed.time_ns},
+      {"algbw_GBps", m.bw.algbw_GBps},
+      {"busbw_GBps", m.bw.busbw_GBps},
+      {"link_bytes",
+       {{"payload", m.payload_bytes}, {"wire", m.wire_bytes}, {"ring_data", m.timed.ring_data}}},
+      {"simulated_ns", m.timed.run.simulated_ns},
+      {"wall_time_s", m.timed.run.wall_time_s},
+      {"stats", m.stats},
+      {"config", to_json(r.config)}};
+  if (r.impl == Impl::RingSm) {
+    document["channels"] = r.sm.channels;
+  } else {
+    document["slices"] = dma_slices(r.dma);
+  }
+  return document;
+}
+
 }  // namespace
 
 int collective_command(const std::vector<std::string>& args) {
@@ -234,113 +391,14 @@ int collective_command(const std::vector<std::string>& args) {
   options.add(collective_options());
   const auto values = parse(args, options);
   if (values.count("help")) {
-    std::cout << "usage: t3sim collective --op OP --bytes B [--impl ring-sm|ring-dma-nmc] "
-                 "[OPTIONS]\n"
-                 "Times one collective on the group and reports nccl-tests figures: algbw = "
-                 "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
-                 "2(n-1)/n (all-reduce).\n"
-                 "ring-sm is timed from the first doorbell to the last kernel end; ring-dma-nmc "
-                 "from the\nfirst MMIO write (tracker and descriptor programming included) to the "
-                 "last program's end.\n"
-              << options;
+    print_help(options);
     return 0;
   }
-  if (!values.count("op"))
-    throw UsageError("--op is required (choices: " + std::string(kOps) + ")");
-  const std::string op = values["op"].as<std::string>();
-  const CollectiveKind kind = parse_kind(op);
-  const std::string impl_name = values["impl"].as<std::string>();
-  const Impl impl = parse_impl(impl_name);
-  check_impl_options(values, impl);
-
-  SystemConfig config = system_from(values);
-  if (values.count("functional")) {
-    apply_override(config, "sim.mode=functional");
-    validate(config);
-  }
-  const int n = static_cast<int>(config.gpus);
-  if (n < 2) {
-    throw UsageError("a collective needs at least 2 GPUs (gpus = " + std::to_string(n) +
-                     "; use --tp)");
-  }
-  const std::uint64_t bytes = checked_bytes(values, n);
-  const std::vector<CollectiveOp> ops = launches_of(kind);
-
-  // Each implementation's shape: SM channels, or DMA slices per chunk.
-  CollectiveSpec sm_spec;
-  DmaCollectiveSpec dma;
-  std::string shape;
-  if (impl == Impl::RingSm) {
-    sm_spec.ranks = n;
-    sm_spec.bytes = bytes;
-    sm_spec.element = kElementFp32;
-    sm_spec.channels = sm_channels(values, config, bytes);
-    shape = std::to_string(sm_spec.channels) + " channels";
-  } else {
-    dma = dma_spec(values, n, bytes);
-    shape = std::to_string(dma_slices(dma)) + " slices per chunk";
-  }
-
-  TpGroup group("group", config);
-  const Timed timed = impl == Impl::RingSm ? run_sm(group, sm_spec, ops) : run_dma(group, dma, ops);
-  const CollectiveBandwidth bw = collective_bandwidth(kind, n, bytes, timed.time_ns * 1e-9);
-
-  std::uint64_t payload_bytes = 0, wire_bytes = 0;
-  for (int l = 0; l < group.links(); ++l) {
-    for (int direction = 0; direction < 2; ++direction) {
-      payload_bytes += group.link(l).stats(direction).payload_bytes;
-      wire_bytes += group.link(l).stats(direction).wire_bytes;
-    }
-  }
-  const double link_GBps = delivered_GBps(config.link);
-  const std::uint64_t chunk_bytes = bytes / static_cast<std::uint64_t>(n);
-
-  std::printf("t3sim collective: %s %s, TP %d, %llu bytes fp32, %s, system %s (%s mode)\n",
-              op.c_str(), impl_name.c_str(), n, static_cast<unsigned long long>(bytes),
-              shape.c_str(), config.name.c_str(),
-              config.sim.mode == SimMode::Functional ? "functional" : "timing");
-  std::printf(
-      "  bytes               %.2f MB per GPU = %s (nccl-tests convention), chunks of %.2f MB\n",
-      static_cast<double>(bytes) / 1e6, bytes_meaning(kind), chunk_bytes / 1e6);
-  std::printf("  collective time     %.1f us (%s)\n", timed.time_ns / 1e3, timed.basis);
-  std::printf("  algbw               %.2f GB/s (bytes / time)\n", bw.algbw_GBps);
-  std::printf(
-      "  busbw               %.2f GB/s (algbw x %s; %.0f%% of the %.2f GB/s a link delivers)\n",
-      bw.busbw_GBps, busbw_factor(kind), 100 * bw.busbw_GBps / link_GBps, link_GBps);
-  std::printf(
-      "  link traffic        %.2f MB payload (%.2f MB ring data, %s), "
-      "%.2f MB on the wire, summed over links\n",
-      payload_bytes / 1e6, timed.ring_data / 1e6,
-      impl == Impl::RingSm ? "the rest flags" : "no flags", wire_bytes / 1e6);
-  std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", ops.size(),
-              impl == Impl::RingSm ? (ops.size() == 1 ? "launch" : "launches")
-                                   : (ops.size() == 1 ? "DMA ring" : "DMA rings"),
-              timed.run.wall_time_s);
-
-  if (values.count("json")) {
-    nlohmann::json document = {
-        {"job", "collective"},
-        {"op", op},
-        {"impl", impl_name},
-        {"tp", n},
-        {"bytes", bytes},
-        {"element", "fp32"},
-        {"time_ns", timed.time_ns},
-        {"algbw_GBps", bw.algbw_GBps},
-        {"busbw_GBps", bw.busbw_GBps},
-        {"link_bytes",
-         {{"payload", payload_bytes}, {"wire", wire_bytes}, {"ring_data", timed.ring_data}}},
-        {"simulated_ns", timed.run.simulated_ns},
-        {"wall_time_s", timed.run.wall_time_s},
-        {"stats", group.report()},
-        {"config", to_json(config)}};
-    if (impl == Impl::RingSm) {
-      document["channels"] = sm_spec.channels;
-    } else {
-      document["slices"] = dma_slices(dma);
-    }
-    write_json(values["json"].as<std::string>(), document);
-  }
+  const Request request = parse_request(values);
+  const bool json = values.count("json") > 0;
+  const Measured measured = run(request, json);
+  print_summary(request, measured);
+  if (json) write_json(values["json"].as<std::string>(), result_document(request, measured));
   return 0;
 }
 

@@ -45,8 +45,8 @@ inline constexpr std::uint64_t kOutFlags = 0xc;     // RW: OutFlags
 inline constexpr int kMaxChunks = 64;
 
 // Ring collective descriptor (KERNEL = kCollective). The memory layout, the ring schedule and the
-// flag protocol are documented in workloads/collective_program.h. 64-bit values are two
-// registers, bits 31:0 at the lower offset.
+// flag protocol are documented in protocol/ring.h. 64-bit values are two registers, bits 31:0 at
+// the lower offset.
 inline constexpr std::uint64_t kCollOp = 0x600;             // RW: CollOp
 inline constexpr std::uint64_t kCollRanks = 0x604;          // RW: ring size n (2..kMaxRanks)
 inline constexpr std::uint64_t kCollRank = 0x608;           // RW: this GPU's ring position r < n

@@ -1,6 +1,8 @@
 // The ring collective protocol's arithmetic (see ring.h).
 #include "protocol/ring.h"
 
+#include <algorithm>
+
 namespace t3 {
 namespace {
 
@@ -37,13 +39,34 @@ int all_gather_chunk(int rank, int step, int ranks) {
   return owner_chunk(mod(rank - step, ranks), ranks);
 }
 
+ElementRange split_range(std::int64_t total, int parts, int part) {
+  // floor(i * total / parts) = i * (total / parts) + floor(i * (total % parts) / parts), whose
+  // products stay below parts^2 and total.
+  const auto point = [&](std::int64_t i) {
+    return i * (total / parts) + i * (total % parts) / parts;
+  };
+  return {point(part), point(part + 1)};
+}
+
+ElementRange chunk_range(std::int64_t elements, int ranks, int chunk) {
+  return split_range(elements, ranks, chunk);
+}
+
 ElementRange channel_range(std::int64_t chunk_elements, int channels, int channel) {
-  return {chunk_elements * channel / channels, chunk_elements * (channel + 1) / channels};
+  return split_range(chunk_elements, channels, channel);
 }
 
 std::int64_t slice_count(std::int64_t range_elements, std::int64_t slice_elements) {
   if (range_elements <= 0) return 1;
   return (range_elements + slice_elements - 1) / slice_elements;
+}
+
+std::int64_t channel_slices(std::int64_t elements, int ranks, int channels, int channel,
+                            std::int64_t slice_elements) {
+  const std::int64_t small = elements / ranks;
+  const std::int64_t large = small + (elements % ranks != 0 ? 1 : 0);
+  return std::max(slice_count(channel_range(small, channels, channel).size(), slice_elements),
+                  slice_count(channel_range(large, channels, channel).size(), slice_elements));
 }
 
 std::uint64_t flag_area_bytes(int channels) {

@@ -4,14 +4,26 @@
 // both agree by construction.
 //
 // Ring. n GPUs (ranks 0..n-1) in rank order; data flows r -> next(r) = (r + 1) mod n. The buffer
-// of every rank holds n chunks of BYTES / n bytes; chunk i is [BUFFER + i * chunk, + chunk).
+// of every rank holds E = BYTES / element bytes elements (any E >= 1) in n chunks; chunk i holds
+// the elements [i * E / n, (i + 1) * E / n) (chunk_range). When n divides E every chunk has E / n
+// elements; otherwise chunks differ by at most one element, and when E < n some are empty. Why
+// this split rather than NCCL's (chunks of ceil(E / n), the last ones short or empty): it is the
+// one the channels already use, it keeps every chunk within one element of the others, so no
+// rank's link carries more than its share, and for an even split it is the old layout exactly.
 //
 // Channels. A launch runs CHANNELS workgroups (NCCL's channels), one per SM slot. Channel c owns
-// the same element range of every chunk, [c * E / CHANNELS, (c + 1) * E / CHANNELS) with E the
-// elements of a chunk, and channel c of rank r talks only to channel c of its neighbours. A
-// channel cuts its range into slices of SLICE_BYTES (the last one may be shorter) and, as NCCL's
-// ring loop does, runs all ring steps on slice 0, then all of them on slice 1, and so on, so the
-// steps of consecutive slices overlap on the link and the reductions hide behind the transfers.
+// the same share of every chunk: [c * m / CHANNELS, (c + 1) * m / CHANNELS) of a chunk of m
+// elements (channel_range; empty when m < CHANNELS for some c), and channel c of rank r talks only
+// to channel c of its neighbours. A channel cuts its range of a chunk into slices of SLICE_BYTES
+// (the last one may be shorter) and, as NCCL's ring loop does, runs all ring steps on slice 0,
+// then all of them on slice 1, and so on, so the steps of consecutive slices overlap on the link
+// and the reductions hide behind the transfers. Every step of a slice works on another chunk, and
+// chunks may differ by one element, so a channel runs channel_slices() slices: the most any chunk
+// needs. A slice past the end of a chunk's range (or of an empty range) moves no data but takes
+// its full part in the flag protocol below (it is waited for, sent and acknowledged like any
+// other), so sender and receiver count the same sends without knowing each other's data. Why not
+// drop the empty channels instead: which channels are empty differs from chunk to chunk, and
+// keeping every send in the count keeps the protocol the same for every size.
 //
 // Reduce-scatter (n - 1 link steps per slice). Step s = 0..n-2: rank r sends its partial of chunk
 // reduce_scatter_chunk(r, s) = (r - s) mod n to next: at s = 0 its own data, at s >= 1 the slice
@@ -85,14 +97,26 @@ int all_gather_chunk(int rank, int step, int ranks);
 // ---- Channels and slices -----------------------------------------------------------------------
 
 struct ElementRange {
-  std::int64_t first = 0;  // elements from the start of a chunk
+  std::int64_t first = 0;
   std::int64_t end = 0;
   std::int64_t size() const { return end - first; }
 };
-// Channel c's elements of every chunk: [c * E / channels, (c + 1) * E / channels).
+// Part `part` of `total` elements cut into `parts`: [part * total / parts, (part + 1) * total /
+// parts), computed without overflow. Parts differ by at most one element; some are empty when
+// total < parts.
+ElementRange split_range(std::int64_t total, int parts, int part);
+// Chunk `chunk` of a buffer of `elements` elements, in elements from the buffer's start.
+ElementRange chunk_range(std::int64_t elements, int ranks, int chunk);
+// Channel c's elements of a chunk of `chunk_elements`, from the chunk's start.
 ElementRange channel_range(std::int64_t chunk_elements, int channels, int channel);
-// Slices a channel's range is cut into: ceil(range / slice_elements) (at least 1).
+// Slices a range is cut into: ceil(range / slice_elements) (at least 1: an empty range still
+// runs one slice, of flags only).
 std::int64_t slice_count(std::int64_t range_elements, std::int64_t slice_elements);
+// Slices channel `channel` runs over a buffer of `elements` elements: the most any chunk's range
+// of the channel needs (chunks have two sizes at most, and a channel's range is not monotonic
+// in the chunk size, so both are asked).
+std::int64_t channel_slices(std::int64_t elements, int ranks, int channels, int channel,
+                            std::int64_t slice_elements);
 
 // ---- Flags -------------------------------------------------------------------------------------
 

@@ -35,16 +35,11 @@ void check_fields(const std::string& where, int ranks, std::uint64_t bytes, Elem
     bad_plan(where + "unknown element code " + std::to_string(element) +
              " (0 fp32, 1 fp16, 2 bf16)");
   }
-  const std::uint64_t divisor = static_cast<std::uint64_t>(ranks) * 4;
-  if (bytes == 0 || bytes % divisor != 0) {
-    bad_plan(where + "bytes = " + std::to_string(bytes) +
-             " must be a positive multiple of ranks x 4 = " + std::to_string(divisor));
-  }
-  const std::uint64_t chunk_elements =
-      bytes / static_cast<std::uint64_t>(ranks) / bytes_of(element, 1);
-  if (chunk_elements < static_cast<std::uint64_t>(channels)) {
-    bad_plan(where + "a chunk of " + std::to_string(chunk_elements) +
-             " elements is fewer than the " + std::to_string(channels) + " channels");
+  // Chunks and channel ranges may be uneven or empty (protocol/ring.h): only whole elements count.
+  const std::uint64_t element_bytes = bytes_of(element, 1);
+  if (bytes == 0 || bytes % element_bytes != 0) {
+    bad_plan(where + "bytes = " + std::to_string(bytes) + " must be a positive multiple of the " +
+             std::to_string(element_bytes) + "-byte " + element_name(element) + " element");
   }
   if (slice_bytes == 0 || slice_bytes % 4 != 0) {
     bad_plan(where + "slice_bytes = " + std::to_string(slice_bytes) +
@@ -55,6 +50,14 @@ void check_fields(const std::string& where, int ranks, std::uint64_t bytes, Elem
 }
 
 }  // namespace
+
+std::int64_t CollectiveSpec::elements() const {
+  return static_cast<std::int64_t>(bytes / bytes_of(element, 1));
+}
+
+std::uint64_t CollectiveSpec::chunk_bytes(int chunk) const {
+  return bytes_of(element, chunk_range(elements(), ranks, chunk).size());
+}
 
 void check_spec(const CollectiveSpec& spec) {
   check_fields("collective: ", spec.ranks, spec.bytes, spec.element, spec.channels,

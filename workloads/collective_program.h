@@ -24,16 +24,16 @@ enum class FlagPlacement {
 // What every rank of one ring collective shares.
 struct CollectiveSpec {
   int ranks = 0;
-  std::uint64_t bytes = 0;  // the whole buffer: ranks chunks
+  std::uint64_t bytes = 0;  // the whole buffer: ranks chunks, any whole number of elements
   ElementCode element = kElementFp32;
   int channels = 1;
   std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;
   std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
   std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
   FlagPlacement flags = FlagPlacement::Mailbox;
-  std::uint64_t chunk_bytes() const {
-    return ranks > 0 ? bytes / static_cast<std::uint64_t>(ranks) : 0;
-  }
+  std::int64_t elements() const;
+  // Bytes of chunk `chunk` (chunk_range: chunks may differ by one element, or be empty).
+  std::uint64_t chunk_bytes(int chunk) const;
 };
 
 // Where one rank's areas lie (global addresses).
@@ -53,9 +53,8 @@ std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
                                                  std::uint64_t hbm_offset = 0);
 
 // Throws std::invalid_argument naming the field if the spec cannot run: ranks outside
-// [2, 256], channels outside [1, 64], bytes 0 or not a multiple of ranks * 4, a chunk with fewer
-// elements than channels, an unknown element code, slice_bytes 0 or not a multiple of 4,
-// fifo_depth 0, poll_ns 0.
+// [2, 256], channels outside [1, 64], bytes 0 or not a whole number of elements, an unknown
+// element code, slice_bytes 0 or not a multiple of 4, fifo_depth 0, poll_ns 0.
 void check_spec(const CollectiveSpec& spec);
 
 // ---- Programs ----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Ring collectives on the DMA engines with near-memory updates (see dma_collective.h).
 #include "workloads/dma_collective.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -19,8 +20,9 @@ int mod(int value, int n) {
   return m < 0 ? m + n : m;
 }
 
-std::uint64_t chunk_elements(const DmaCollectiveSpec& spec) {
-  return spec.chunk_bytes() / bytes_of(spec.element, 1);
+// Elements of the smaller chunk (all of them when n divides E): floor(E / n).
+std::int64_t smaller_chunk(const DmaCollectiveSpec& spec) {
+  return spec.elements() / spec.ranks;
 }
 
 // Appends MMIO writes to one rank's program; `label` prefixes every note.
@@ -48,10 +50,22 @@ struct Writer {
 struct RankOp {
   CollectiveOp op;
   int rank, ranks, slices;
-  std::uint64_t chunk, slice;  // bytes
-  std::uint64_t buffer, next;  // this rank's and the next rank's buffer
-  std::uint64_t tracker, dma;  // this rank's register blocks
+  const std::vector<DmaChunk>* chunks;  // by position
+  std::uint64_t buffer, next;           // this rank's and the next rank's buffer
+  std::uint64_t tracker, dma;           // this rank's register blocks
   ElementCode element;
+  const DmaChunk& chunk(int position) const {
+    return (*chunks)[static_cast<std::size_t>(position)];
+  }
+  // The non-empty chunks it receives, in step order: an empty one is never sent, so never waited
+  // for.
+  std::vector<int> received() const {
+    std::vector<int> positions;
+    for (int p : dma_received_chunks(op, rank, ranks)) {
+      if (chunk(p).slices > 0) positions.push_back(p);
+    }
+    return positions;
+  }
   bool reduce() const { return op == CollectiveOp::ReduceScatter; }
   int region(int position) const {
     return reduce() ? dma_reduce_scatter_region(position) : dma_all_gather_region(position, ranks);
@@ -65,23 +79,31 @@ struct RankOp {
 };
 
 void program_regions(Writer& w, const RankOp& r) {
-  for (int p : dma_received_chunks(r.op, r.rank, r.ranks)) {
+  for (int p : r.received()) {
     const int region = r.region(p);
     const bool forward = p != r.last();
+    const DmaChunk& chunk = r.chunk(p);
     const auto reg = [&](std::uint64_t offset) {
       return r.tracker + tracker::region_register(region, offset);
     };
     const std::string note =
         "region " + std::to_string(region) + " (chunk " + std::to_string(p) + ")";
-    const std::uint64_t offset = static_cast<std::uint64_t>(p) * r.chunk;
-    w.write64(reg(tracker::kBaseLow), r.buffer + offset, note + " base");
-    w.write64(reg(tracker::kSizeLow), r.chunk, note + " size");
-    w.write(reg(tracker::kThreshold), static_cast<std::uint32_t>(r.slice),
+    w.write64(reg(tracker::kBaseLow), r.buffer + chunk.offset, note + " base");
+    w.write64(reg(tracker::kSizeLow), chunk.bytes, note + " size");
+    w.write(reg(tracker::kThreshold), static_cast<std::uint32_t>(chunk.slice),
             note + " threshold: one incoming slice");
-    // A region keeps its programming across RESET; an earlier user's tile columns would give
-    // some tags another threshold.
-    w.write(reg(tracker::kGridCols), 0, note + " no tile columns: every tag at THRESHOLD");
-    w.write64(reg(tracker::kDmaDstLow), forward ? r.next + offset : 0, note + " destination");
+    if (chunk.even()) {
+      // A region keeps its programming across RESET; an earlier user's tile columns would give
+      // some tags another threshold.
+      w.write(reg(tracker::kGridCols), 0, note + " no tile columns: every tag at THRESHOLD");
+    } else {
+      // Tag p S + j is column j of S: the last slice, longer, completes at EDGE_THRESHOLD.
+      w.write(reg(tracker::kGridCols), static_cast<std::uint32_t>(r.slices),
+              note + " slices as tile columns: the last one at EDGE_THRESHOLD");
+      w.write(reg(tracker::kEdgeThreshold), static_cast<std::uint32_t>(chunk.last),
+              note + " edge threshold: the last, longer, incoming slice");
+    }
+    w.write64(reg(tracker::kDmaDstLow), forward ? r.next + chunk.offset : 0, note + " destination");
     const std::uint32_t op = !forward     ? tracker::kOpNone
                              : r.reduce() ? tracker::kOpUpdate
                                           : tracker::kOpStore;
@@ -93,18 +115,19 @@ void program_regions(Writer& w, const RankOp& r) {
 }
 
 void disable_regions(Writer& w, const RankOp& r) {
-  for (int p : dma_received_chunks(r.op, r.rank, r.ranks)) {
+  for (int p : r.received()) {
     const int region = r.region(p);
     w.write(r.tracker + tracker::region_register(region, tracker::kControl), 0,
             "region " + std::to_string(region) + " disable");
   }
 }
 
+// One doorbell per slice of the rank's first chunk (none if it is empty).
 void ring_doorbells(Writer& w, const RankOp& r) {
   const int p = r.first();
-  for (int j = 0; j < r.slices; ++j) {
-    const std::uint64_t offset =
-        static_cast<std::uint64_t>(p) * r.chunk + static_cast<std::uint64_t>(j) * r.slice;
+  const DmaChunk& chunk = r.chunk(p);
+  for (int j = 0; j < chunk.slices; ++j) {
+    const std::uint64_t offset = chunk.slice_offset(j);
     const auto reg = [&](std::uint64_t field) {
       return r.dma + dma::descriptor_register(j, field);
     };
@@ -112,7 +135,7 @@ void ring_doorbells(Writer& w, const RankOp& r) {
                              " slice " + std::to_string(j) + ")";
     w.write64(reg(dma::kSrcLow), r.buffer + offset, note + " source");
     w.write64(reg(dma::kDstLow), r.next + offset, note + " destination");
-    w.write64(reg(dma::kSizeLow), r.slice, note + " size");
+    w.write64(reg(dma::kSizeLow), chunk.slice_bytes(j), note + " size");
     w.write(reg(dma::kOp), r.reduce() ? dma::kOpUpdate : dma::kOpStore,
             note + (r.reduce() ? " op = update" : " op = store"));
     w.write(reg(dma::kElement), r.element, note + " element");
@@ -124,7 +147,7 @@ void ring_doorbells(Writer& w, const RankOp& r) {
 // Polls every region of the op until it counts `slices` more fires (`done` holds the totals since
 // the program's RESET), in step order, then the DMA engine until it is idle.
 void wait_done(Writer& w, const RankOp& r, std::vector<std::uint32_t>& done) {
-  for (int p : dma_received_chunks(r.op, r.rank, r.ranks)) {
+  for (int p : r.received()) {
     const int region = r.region(p);
     std::uint32_t& count = done[static_cast<std::size_t>(region)];
     count += static_cast<std::uint32_t>(r.slices);
@@ -147,38 +170,61 @@ void check_dma_spec(const DmaCollectiveSpec& spec) {
     bad_plan(where + "element: unknown element code " + std::to_string(spec.element) +
              " (0 fp32, 1 fp16, 2 bf16)");
   }
-  const std::uint64_t divisor = static_cast<std::uint64_t>(spec.ranks) * bytes_of(spec.element, 1);
-  if (spec.bytes == 0 || spec.bytes % divisor != 0) {
+  const std::uint64_t element_bytes = bytes_of(spec.element, 1);
+  if (spec.bytes == 0 || spec.bytes % element_bytes != 0) {
     bad_plan(where + "bytes = " + std::to_string(spec.bytes) +
-             " must be a positive multiple of ranks x element bytes = " + std::to_string(divisor));
+             " must be a positive multiple of the " + std::to_string(element_bytes) + "-byte " +
+             element_name(spec.element) + " element");
   }
   if (spec.slices < 0 || spec.slices > kMaxDmaSlices) {
     bad_plan(where + "slices = " + std::to_string(spec.slices) + " must be in [0, " +
              std::to_string(kMaxDmaSlices) + "] (0: automatic)");
   }
-  const std::uint64_t elements = chunk_elements(spec);
-  if (spec.slices > 0 && elements % static_cast<std::uint64_t>(spec.slices) != 0) {
-    bad_plan(where + "slices = " + std::to_string(spec.slices) + " does not split a chunk of " +
-             std::to_string(elements) + " elements into equal slices");
+  // Every non-empty chunk has at least max(q, 1) elements, one per slice at the least.
+  const std::int64_t most = std::max<std::int64_t>(smaller_chunk(spec), 1);
+  if (spec.slices > most) {
+    bad_plan(where + "slices = " + std::to_string(spec.slices) + " is more than the " +
+             std::to_string(most) +
+             " elements of the smallest non-empty chunk (a slice holds at least one)");
   }
-  if (dma_slice_bytes(spec) > std::numeric_limits<std::uint32_t>::max()) {
+  // The largest slice is the last one of a larger chunk.
+  std::uint64_t largest = 0;
+  for (int p = 0; p < spec.ranks; ++p) largest = std::max(largest, dma_chunk(spec, p).last);
+  if (largest > std::numeric_limits<std::uint32_t>::max()) {
     bad_plan(where + "bytes = " + std::to_string(spec.bytes) + ": a slice of " +
-             std::to_string(dma_slice_bytes(spec)) +
+             std::to_string(largest) +
              " bytes exceeds the tracker's 32-bit THRESHOLD; use more slices or fewer bytes");
   }
 }
 
+std::int64_t DmaCollectiveSpec::elements() const {
+  return static_cast<std::int64_t>(bytes / bytes_of(element, 1));
+}
+
+std::uint64_t DmaCollectiveSpec::chunk_bytes(int chunk) const {
+  return bytes_of(element, chunk_range(elements(), ranks, chunk).size());
+}
+
 int dma_slices(const DmaCollectiveSpec& spec) {
   if (spec.slices > 0) return spec.slices;
-  const std::uint64_t elements = chunk_elements(spec);
+  const std::int64_t elements = smaller_chunk(spec);
   for (int s = kMaxDmaSlices; s > 1; --s) {
-    if (elements % static_cast<std::uint64_t>(s) == 0) return s;
+    if (elements > 0 && elements % s == 0) return s;
   }
   return 1;
 }
 
-std::uint64_t dma_slice_bytes(const DmaCollectiveSpec& spec) {
-  return spec.chunk_bytes() / static_cast<std::uint64_t>(dma_slices(spec));
+DmaChunk dma_chunk(const DmaCollectiveSpec& spec, int position) {
+  const ElementRange range = chunk_range(spec.elements(), spec.ranks, position);
+  DmaChunk chunk;
+  chunk.offset = bytes_of(spec.element, range.first);
+  chunk.bytes = bytes_of(spec.element, range.size());
+  if (range.size() == 0) return chunk;
+  chunk.slices = dma_slices(spec);
+  const std::int64_t slice = range.size() / chunk.slices;
+  chunk.slice = bytes_of(spec.element, slice);
+  chunk.last = bytes_of(spec.element, range.size() - (chunk.slices - 1) * slice);
+  return chunk;
 }
 
 std::uint32_t dma_slice_tag(int position, int slice, int slices) {
@@ -239,19 +285,29 @@ std::vector<Program> dma_ring_programs(const SystemConfig& config,
              " leaves no room for " + std::to_string(ops.size()) + " barrier ids");
   }
 
+  std::vector<DmaChunk> chunks;
+  bool even = true;
+  for (int p = 0; p < n; ++p) {
+    chunks.push_back(dma_chunk(spec, p));
+    even = even && chunks.back().even();
+  }
   std::vector<Program> programs(static_cast<std::size_t>(n));
   for (int g = 0; g < n; ++g) {
     Program& program = programs[static_cast<std::size_t>(g)];
     const std::uint64_t tracker_block = mmio_block(config, g, mmio_map::kTracker);
     Writer reset{program, "dma collective rank " + std::to_string(g)};
     reset.write(tracker_block + tracker::kReset, 1, "tracker reset (REGION_DONE counts from 0)");
+    if (!even) {
+      // Regions with GRID_COLS set group TAG_GROUP tags per entry, and RESET keeps it.
+      reset.write(tracker_block + tracker::kTagGroup, 1, "tag group 1: every slice on its own");
+    }
     std::vector<std::uint32_t> done(tracker::kRegions, 0);
     const RankOp* previous = nullptr;
     std::vector<RankOp> steps;
     steps.reserve(ops.size());
     for (std::size_t k = 0; k < ops.size(); ++k) {
-      steps.push_back(RankOp{ops[k], g, n, dma_slices(spec), spec.chunk_bytes(),
-                             dma_slice_bytes(spec), buffers[static_cast<std::size_t>(g)],
+      steps.push_back(RankOp{ops[k], g, n, dma_slices(spec), &chunks,
+                             buffers[static_cast<std::size_t>(g)],
                              buffers[static_cast<std::size_t>(t3_next_gpu(g, n))], tracker_block,
                              mmio_block(config, g, mmio_map::kDma), spec.element});
       const RankOp& r = steps.back();

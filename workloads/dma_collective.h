@@ -3,15 +3,24 @@
 // each GPU's tracker, ring DMA doorbell descriptors and poll. Plain C++, no SystemC.
 //
 // Ring. T3's direction (t3_plan.h): rank g sends to t3_next_gpu(g, n) = g - 1 mod n. The buffer
-// of every rank holds n chunks of C = BYTES / n bytes at the same positions p (chunk p is
-// [BUFFER + p C, + C)); every transfer goes to the same position of the next rank's buffer.
+// of every rank holds E = BYTES / element bytes elements (any E >= 1) in n chunks at the same
+// positions p, chunk p holding elements chunk_range(E, n, p) = [p E / n, (p + 1) E / n) as in
+// protocol/ring.h (chunks differ by at most one element; some are empty when E < n). Every
+// transfer goes to the same position of the next rank's buffer.
 //
-// Slices and tags. A chunk is cut into S equal slices of whole elements (S = spec.slices, or the
-// largest S <= 16 dividing the chunk's elements; 16 = dma::kDescriptors, one descriptor per
-// slice of the chunk a rank starts). Slice j of position p carries TAG = p S + j (dma_slice_tag),
-// unique in the buffer, and keeps it on every hop: the DMA engine sends a fired range with the
-// tag it fired under. Slices pipeline the ring: a slice moves on as soon as it has arrived, not
-// when its whole chunk has.
+// Slices and tags. Every non-empty chunk is cut into the same number S of slices of whole
+// elements (S = spec.slices, or the largest S <= 16 dividing q = floor(E / n), the smaller chunk's
+// elements, 1 if q = 0; 16 = dma::kDescriptors, one descriptor per slice of the chunk a rank
+// starts): S - 1 slices of floor(m / S) elements and a last one with the rest (up to S - 1
+// elements more) for a chunk of m elements (dma_chunk). When every chunk splits evenly, its
+// region counts every slice at THRESHOLD; otherwise it uses the tracker's edge threshold
+// (GRID_COLS = S, EDGE_THRESHOLD = the last slice) and the programs set TAG_GROUP = 1 after the
+// RESET (which keeps it), so no earlier user's grouping merges slices. Why the rest goes last,
+// not spread: the tracker has one THRESHOLD and one edge threshold per region. Slice j of position
+// p carries TAG = p S + j (dma_slice_tag), unique in the buffer, and keeps it on every hop: the
+// DMA engine sends a fired range with the tag it fired under. Slices pipeline the ring: a slice
+// moves on as soon as it has arrived, not when its whole chunk has. An empty chunk has no slices:
+// no doorbell sends it, no region is armed for it and no rank waits for it.
 //
 // Reduce-scatter (n - 1 hops per chunk). Rank g starts chunk t3_first_chunk(g, n) = g + 2: S
 // doorbell descriptors, OP update, from its own position g + 2 to the same position of rank g - 1,
@@ -22,7 +31,7 @@
 // has counted a slice's incoming update, that update has been applied in memory, so the range it
 // forwards (own data + everything upstream) is final for this hop. Chunk c thus travels c - 2 ->
 // c - 3 -> ... -> c - 1, each hop adding one rank's data, and rank g ends owning chunk g + 1, the
-// same owner as owner_chunk() in collective_program.h (an SM all-gather can follow).
+// same owner as owner_chunk() in protocol/ring.h (an SM all-gather can follow).
 // Rank g receives, in step order k = 0..n-2, chunk g + 3 + k; the last one is its owned chunk.
 //
 // All-gather (in place, the same mechanism with stores). Rank g stores its owned chunk g + 1 into
@@ -71,9 +80,9 @@
 #include <vector>
 
 #include "config/system_config.h"
+#include "protocol/program.h"
 #include "workloads/collective_program.h"
 #include "workloads/gemm_program.h"
-#include "protocol/program.h"
 
 namespace t3 {
 
@@ -82,27 +91,38 @@ inline constexpr int kMaxDmaRanks = 32;   // two sets of tracker::kRegions / 2 r
 
 struct DmaCollectiveSpec {
   int ranks = 0;
-  std::uint64_t bytes = 0;  // whole buffer per rank: `ranks` equal chunks
+  std::uint64_t bytes = 0;  // whole buffer per rank: `ranks` chunks, any whole number of elements
   ElementCode element = kElementFp32;
-  // Per chunk, 1..16; 0 = the largest count <= 16 that splits a chunk into equal whole-element
-  // slices.
+  // Per non-empty chunk, 1..16 and at most the smaller chunk's elements; 0 = the largest count
+  // <= 16 dividing the smaller chunk's elements.
   int slices = 0;
   // Ids of the programs' Barrier commands: barrier_base + k before op k.
   std::uint32_t barrier_base = 0x100;
-  std::uint64_t chunk_bytes() const {
-    return ranks > 0 ? bytes / static_cast<std::uint64_t>(ranks) : 0;
-  }
+  std::int64_t elements() const;
+  // Bytes of chunk `chunk` (chunk_range: chunks may differ by one element, or be empty).
+  std::uint64_t chunk_bytes(int chunk) const;
 };
 
 // Throws std::invalid_argument naming the field if the spec cannot run: ranks outside
-// [2, kMaxDmaRanks], an unknown element code, bytes 0 or not a multiple of ranks x element bytes,
-// slices outside [0, 16] or not dividing a chunk's elements, a slice over 2^32 - 1 bytes (the
-// tracker's THRESHOLD is 32 bits).
+// [2, kMaxDmaRanks], an unknown element code, bytes 0 or not a whole number of elements, slices
+// outside [0, 16] or more than the smaller chunk's elements (1 when that is 0), a slice over
+// 2^32 - 1 bytes (the tracker's THRESHOLD is 32 bits).
 void check_dma_spec(const DmaCollectiveSpec& spec);
 
-// The slices per chunk the programs use (spec.slices, or the automatic choice when it is 0).
+// The slices per non-empty chunk the programs use (spec.slices, or the automatic choice when it
+// is 0).
 int dma_slices(const DmaCollectiveSpec& spec);
-std::uint64_t dma_slice_bytes(const DmaCollectiveSpec& spec);
+// How chunk position `position` is cut: `slices` slices (0 for an empty chunk), slices - 1 of
+// `slice` bytes and the last of `last` bytes (equal to `slice` when the chunk splits evenly).
+struct DmaChunk {
+  std::uint64_t offset = 0, bytes = 0;  // in the buffer
+  int slices = 0;
+  std::uint64_t slice = 0, last = 0;
+  bool even() const { return last == slice; }
+  std::uint64_t slice_offset(int j) const { return offset + static_cast<std::uint64_t>(j) * slice; }
+  std::uint64_t slice_bytes(int j) const { return j == slices - 1 ? last : slice; }
+};
+DmaChunk dma_chunk(const DmaCollectiveSpec& spec, int position);
 // Slice `slice` of chunk position `position`: position x slices + slice.
 std::uint32_t dma_slice_tag(int position, int slice, int slices);
 int dma_reduce_scatter_region(int position);         // position

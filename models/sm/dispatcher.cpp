@@ -85,8 +85,8 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
        d.next_flags);
   rw64(kCollPrevFlagsLow, "COLL_PREV_FLAGS", "collective: previous ring GPU's flag area base",
        d.prev_flags);
-  rw64(kCollBytesLow, "COLL_BYTES", "collective: buffer bytes (n chunks; multiple of n x 4)",
-       d.bytes);
+  rw64(kCollBytesLow, "COLL_BYTES",
+       "collective: buffer bytes (n chunks, any whole number of elements)", d.bytes);
   rw(kCollElement, "COLL_ELEMENT", "collective: element type: 0 fp32, 1 fp16, 2 bf16",
      d.coll_element);
   rw(kCollSequence, "COLL_SEQUENCE", "collective: launch sequence number (>= 1, growing)",
@@ -172,18 +172,23 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   if (d.bytes == 0 || d.channels == 0) return kZeroSize;
   const auto element = static_cast<ElementType>(d.coll_element);
   const std::uint64_t eb = element_bytes(element);
+  // Any whole number of elements: chunks and channel ranges may be uneven or empty (ring.h).
   if (d.ranks < 2 || d.ranks > kMaxRanks || d.rank >= d.ranks || d.channels > kMaxChannels ||
-      d.bytes % (std::uint64_t{d.ranks} * 4) != 0 ||
-      d.bytes / d.ranks / eb < std::uint64_t{d.channels} || d.slice_bytes == 0 ||
-      d.slice_bytes % 4 != 0 || d.fifo_depth == 0 || d.sequence == 0 || d.poll_ns == 0) {
+      d.bytes % eb != 0 || d.slice_bytes == 0 || d.slice_bytes % 4 != 0 || d.fifo_depth == 0 ||
+      d.sequence == 0 || d.poll_ns == 0) {
     return kBadCollective;
   }
-  // Every send of a channel is counted in the 32 bits of a flag.
-  const std::uint64_t chunk_elements = d.bytes / d.ranks / eb;
-  const std::uint64_t max_range = (chunk_elements + d.channels - 1) / d.channels;
-  const std::uint64_t slice_elements = d.slice_bytes / eb;
-  const std::uint64_t sends = (max_range + slice_elements - 1) / slice_elements * (d.ranks - 1);
-  if (sends >= (1ull << 32)) return kBadCollective;
+  // Every send of a channel is counted in the 32 bits of a flag. The buffer must lie in one HBM
+  // window (checked below), so its element count fits an int64 here.
+  const auto elements =
+      static_cast<std::int64_t>(std::min<std::uint64_t>(d.bytes / eb, 1ull << 62));
+  const auto slice_elements = static_cast<std::int64_t>(d.slice_bytes / eb);
+  for (std::uint32_t channel = 0; channel < d.channels; ++channel) {
+    const std::int64_t slices =
+        channel_slices(elements, static_cast<int>(d.ranks), static_cast<int>(d.channels),
+                       static_cast<int>(channel), slice_elements);
+    if (static_cast<std::uint64_t>(slices) * (d.ranks - 1) >= (1ull << 32)) return kBadCollective;
+  }
 
   const bool reduce_scatter = d.coll_op == kReduceScatter;
   const std::uint64_t fifo_bytes =

@@ -286,32 +286,71 @@ bool Sm::wait_flag(std::uint64_t address, std::uint64_t expected, std::uint64_t&
   return true;
 }
 
-// One channel of a ring collective (the schedule and the flag protocol are documented in
-// workloads/collective_program.h). The channel runs every ring step on one slice of its element
-// range before it moves to the next slice; each step moves the slice in pieces of at most
-// request_bytes, each piece read, (reduced,) then stored before the next is read.
-bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDone& result) {
-  const bool functional = mode_ == SimMode::Functional;
-  if (k.hbm_flags && !functional) {
-    SC_REPORT_ERROR(name(),
-                    "collective flags in HBM need functional mode (timing mode stores no data, so "
-                    "a flag could never be seen): put the flag areas in the dispatcher mailbox");
-    result.fault = true;
-    result.fault_address = k.flags;
-    return false;
+// ---- Ring collectives ---------------------------------------------------------------------------
+
+// One channel's view of a ring collective launch (protocol/ring.h): its share of every chunk, its
+// slices, the extensions of its five kinds of access and its flag words. Made once per workgroup
+// by make_ring_channel; the steps below only read it, but for the flag values last seen.
+struct Sm::RingChannel {
+  explicit RingChannel(const CollectiveKernel& kernel) : k(kernel) {}
+  const CollectiveKernel& k;
+  int channel = 0;
+  bool functional = false;
+  bool reduce_scatter = false;
+  std::int64_t eb = 0;              // bytes per element
+  std::int64_t elements = 0;        // of the whole buffer
+  std::int64_t slice_elements = 0;  // of a full slice
+  std::int64_t slices = 0;          // the channel runs, each with every ring step
+  std::int64_t piece_elements = 0;  // of one request
+  sc_core::sc_time interval;        // between flag polls
+  // Communication traffic. Local data goes through this GPU's L2; stores into next's HBM and every
+  // flag access bypass it (protocol/ring.h, Traffic).
+  T3Extension local_read, local_write, remote_write, flag_read, flag_write;
+  std::uint64_t ready = 0, ack = 0;  // this channel's flag words here,
+  std::uint64_t next_ready = 0;      // the READY it sets at next,
+  std::uint64_t prev_ack = 0;        // the ACK it sets at prev
+  std::uint64_t seen_ready = 0, seen_ack = 0;
+
+  std::uint64_t flag(std::uint32_t count) const { return flag_value(k.sequence, count); }
+  // The part of slice `slice` of this channel's range of `chunk`, in elements from the chunk's
+  // start: empty past the end of the range (the chunk is smaller than the one that sets `slices`).
+  ElementRange slice_of(int chunk, std::int64_t slice) const {
+    const ElementRange range =
+        channel_range(chunk_range(elements, k.ranks, chunk).size(), k.channels, channel);
+    const std::int64_t first = range.first + slice * slice_elements;
+    return {first, std::max(first, std::min(first + slice_elements, range.end))};
   }
-  const int n = k.ranks;
-  const int r = k.rank;
-  const bool reduce_scatter = k.op == CollectiveOp::ReduceScatter;
-  const auto eb = static_cast<std::int64_t>(element_bytes(k.element));
-  const auto chunk_bytes = static_cast<std::int64_t>(k.chunk_bytes());
-  const ElementRange range = channel_range(chunk_bytes / eb, k.channels, channel);
-  const std::int64_t slice_elements = k.slice_bytes / eb;
-  const std::int64_t slices = slice_count(range.size(), slice_elements);
-  const std::int64_t piece_elements =
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(config_.request_bytes) / eb);
-  const auto sends = static_cast<std::uint32_t>(slices * (n - 1));
-  const sc_core::sc_time interval(static_cast<double>(k.poll_ns), sc_core::SC_NS);
+  // Element `element` of chunk `chunk` in the buffer at `buffer`.
+  std::uint64_t address(std::uint64_t buffer, int chunk, std::int64_t element) const {
+    return buffer +
+           static_cast<std::uint64_t>((chunk_range(elements, k.ranks, chunk).first + element) * eb);
+  }
+  std::uint64_t fifo(std::uint64_t receive, std::uint32_t send) const {
+    return fifo_entry(receive, channel, k.fifo_depth, k.slice_bytes, send % k.fifo_depth);
+  }
+};
+
+// What one ring step does with its slice's data: read `source` (and, when it reduces, the
+// received partial at `received`), add them, store the result at `destination`.
+struct Sm::RingMove {
+  std::uint64_t source = 0, received = 0, destination = 0;
+  std::int64_t count = 0;  // elements; 0: flags only
+  bool reduce = false;
+  const T3Extension* store = nullptr;
+};
+
+Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) const {
+  RingChannel c(k);
+  c.channel = channel;
+  c.functional = mode_ == SimMode::Functional;
+  c.reduce_scatter = k.op == CollectiveOp::ReduceScatter;
+  c.eb = static_cast<std::int64_t>(element_bytes(k.element));
+  c.elements = static_cast<std::int64_t>(k.bytes) / c.eb;
+  c.slice_elements = k.slice_bytes / c.eb;
+  c.slices = channel_slices(c.elements, k.ranks, k.channels, channel, c.slice_elements);
+  c.piece_elements =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(config_.request_bytes) / c.eb);
+  c.interval = sc_core::sc_time(static_cast<double>(k.poll_ns), sc_core::SC_NS);
 
   T3Extension base;
   base.element = k.element;
@@ -319,120 +358,156 @@ bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDo
   base.origin = {static_cast<std::uint16_t>(gpu_), static_cast<std::uint16_t>(index_)};
   base.unit_kind = UnitKind::Sm;
   base.tag = kNoTag;
-  T3Extension local_read = base;
-  local_read.op = Op::Read;
-  local_read.cache_hint = CacheHint::Cached;
-  T3Extension local_write = base;
-  local_write.op = Op::Write;
-  local_write.cache_hint = CacheHint::Cached;
-  T3Extension remote_write = base;
-  remote_write.op = Op::Write;
-  remote_write.cache_hint = CacheHint::Uncached;
-  T3Extension flag_read = local_read;
-  flag_read.cache_hint = CacheHint::Uncached;
-  T3Extension flag_write = remote_write;
-
-  const std::uint64_t ready = ready_flag(k.flags, channel);
-  const std::uint64_t ack = ack_flag(k.flags, channel);
-  const std::uint64_t next_ready = ready_flag(k.next_flags, channel);
-  const std::uint64_t prev_ack = ack_flag(k.prev_flags, channel);
-  std::uint64_t seen_ready = 0, seen_ack = 0;
-  auto flag = [&](std::uint32_t count) { return flag_value(k.sequence, count); };
-  auto in_chunk = [&](std::uint64_t buffer, int chunk, std::int64_t element) {
-    return buffer + static_cast<std::uint64_t>(chunk * chunk_bytes + element * eb);
+  const auto with = [&](Op op, CacheHint hint) {
+    T3Extension e = base;
+    e.op = op;
+    e.cache_hint = hint;
+    return e;
   };
+  c.local_read = with(Op::Read, CacheHint::Cached);
+  c.local_write = with(Op::Write, CacheHint::Cached);
+  c.remote_write = with(Op::Write, CacheHint::Uncached);
+  c.flag_read = with(Op::Read, CacheHint::Uncached);
+  c.flag_write = c.remote_write;
 
-  for (std::int64_t j = 0; j < slices; ++j) {
-    const std::int64_t first = range.first + j * slice_elements;
-    const std::int64_t count = std::min(slice_elements, range.end - first);
+  c.ready = ready_flag(k.flags, channel);
+  c.ack = ack_flag(k.flags, channel);
+  c.next_ready = ready_flag(k.next_flags, channel);
+  c.prev_ack = ack_flag(k.prev_flags, channel);
+  return c;
+}
+
+// One channel of a ring collective (protocol/ring.h has the schedule and the flag protocol). The
+// channel runs every ring step on one slice of its range before it moves to the next slice.
+bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDone& result) {
+  if (k.hbm_flags && mode_ != SimMode::Functional) {
+    SC_REPORT_ERROR(name(),
+                    "collective flags in HBM need functional mode (timing mode stores no data, so "
+                    "a flag could never be seen): put the flag areas in the dispatcher mailbox");
+    result.fault = true;
+    result.fault_address = k.flags;
+    return false;
+  }
+  RingChannel c = make_ring_channel(k, channel);
+  for (std::int64_t slice = 0; slice < c.slices; ++slice) {
     // Step n - 1 only receives: the reduce-scatter finishes its owned chunk, the all-gather
     // takes in the last chunk.
-    for (int step = 0; step < n; ++step) {
-      const auto g = static_cast<std::uint32_t>(j * (n - 1) + step);  // this step's send index
-      const bool last = step == n - 1;
-      const bool receives = step > 0;
-      // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
-      if (receives && !wait_flag(ready, flag(g), seen_ready, flag_read, interval, result)) {
-        return false;
-      }
-      std::uint64_t source = 0, received = 0, destination = 0;
-      const T3Extension* store = &remote_write;
-      if (reduce_scatter) {
-        const int chunk = reduce_scatter_chunk(r, step, n);
-        source = in_chunk(k.buffer, chunk, first);
-        if (receives) {
-          received =
-              fifo_entry(k.receive(), channel, k.fifo_depth, k.slice_bytes, (g - 1) % k.fifo_depth);
-        }
-        if (last) {
-          destination = source;  // the owned chunk, reduced
-          store = &local_write;
-        } else {
-          destination =
-              fifo_entry(k.next_receive(), channel, k.fifo_depth, k.slice_bytes, g % k.fifo_depth);
-          // The entry's previous use (send g - depth) must have been consumed by next.
-          if (g >= k.fifo_depth &&
-              !wait_flag(ack, flag(g + 1 - k.fifo_depth), seen_ack, flag_read, interval, result)) {
-            return false;
-          }
-        }
-      } else if (!last) {
-        const int chunk = all_gather_chunk(r, step, n);
-        source = in_chunk(k.buffer, chunk, first);
-        destination = in_chunk(k.next_buffer, chunk, first);
-      }
-      const bool moves = reduce_scatter || !last;
-      for (std::int64_t done_elements = 0; moves && done_elements < count;) {
-        const std::int64_t elements = std::min(piece_elements, count - done_elements);
-        const auto bytes = static_cast<std::uint64_t>(elements * eb);
-        const auto offset = static_cast<std::uint64_t>(done_elements * eb);
-        if (functional) {
-          slot.local.resize(bytes);
-          slot.received.resize(bytes);
-        }
-        const bool reduce = reduce_scatter && receives;
-        if (reduce && !read(received + offset, bytes, local_read,
-                            functional ? slot.received.data() : nullptr, result)) {
-          return false;
-        }
-        if (!read(source + offset, bytes, local_read, functional ? slot.local.data() : nullptr,
-                  result)) {
-          return false;
-        }
-        stats_.collective_bytes_read += reduce ? 2 * bytes : bytes;
-        if (reduce) {
-          if (functional) {
-            for (std::int64_t i = 0; i < elements; ++i) {
-              const auto e = static_cast<std::size_t>(i);
-              store_element(slot.local.data(), e, k.element,
-                            load_element(slot.local.data(), e, k.element) +
-                                load_element(slot.received.data(), e, k.element));
-            }
-          }
-          const sc_core::sc_time end =
-              reserve_pipe(sc_core::sc_time(reduce_seconds(elements), sc_core::SC_SEC));
-          const sc_core::sc_time now = sc_core::sc_time_stamp();
-          if (end > now) wait(end - now);
-        }
-        done_elements += elements;
-        // The received slice is consumed once its last piece has been read: prev may reuse it.
-        if (receives && done_elements == count &&
-            !post_flag(prev_ack, flag(g), flag_write, result)) {
-          return false;
-        }
-        if (!write(destination + offset, bytes, *store, functional ? slot.local.data() : nullptr,
-                   result)) {
-          return false;
-        }
-        stats_.collective_bytes_written += bytes;
-      }
-      if (!moves && !post_flag(prev_ack, flag(g), flag_write, result)) return false;
-      // The data of send g is acknowledged (every store waited for): tell next.
-      if (!last && !post_flag(next_ready, flag(g + 1), flag_write, result)) return false;
+    for (int step = 0; step < k.ranks; ++step) {
+      if (!ring_step(slot, c, slice, step, result)) return false;
     }
   }
   // Done when next has consumed every send: nothing of this launch is left in flight.
-  return wait_flag(ack, flag(sends), seen_ack, flag_read, interval, result);
+  const auto sends = static_cast<std::uint32_t>(c.slices * (k.ranks - 1));
+  return wait_flag(c.ack, c.flag(sends), c.seen_ack, c.flag_read, c.interval, result);
+}
+
+// Ring step `step` of slice `slice`: wait for what it receives (and for room in next's FIFO),
+// move the data, then acknowledge what it received to prev and announce what it sent to next.
+bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgDone& result) {
+  const CollectiveKernel& k = c.k;
+  const int n = k.ranks;
+  const auto g = static_cast<std::uint32_t>(slice * (n - 1) + step);  // this step's send index
+  const bool last = step == n - 1;
+  const bool receives = step > 0;
+  // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
+  if (receives && !wait_flag(c.ready, c.flag(g), c.seen_ready, c.flag_read, c.interval, result)) {
+    return false;
+  }
+  bool moves = true;
+  RingMove move;
+  if (c.reduce_scatter) {
+    const int chunk = reduce_scatter_chunk(k.rank, step, n);
+    const ElementRange part = c.slice_of(chunk, slice);
+    move.source = c.address(k.buffer, chunk, part.first);
+    move.count = part.size();
+    move.reduce = receives;
+    if (receives) move.received = c.fifo(k.receive(), g - 1);
+    if (last) {
+      move.destination = move.source;  // the owned chunk, reduced
+      move.store = &c.local_write;
+    } else {
+      move.destination = c.fifo(k.next_receive(), g);
+      move.store = &c.remote_write;
+      // The entry's previous use (send g - depth) must have been consumed by next.
+      if (g >= k.fifo_depth && !wait_flag(c.ack, c.flag(g + 1 - k.fifo_depth), c.seen_ack,
+                                          c.flag_read, c.interval, result)) {
+        return false;
+      }
+    }
+  } else if (!last) {
+    const int chunk = all_gather_chunk(k.rank, step, n);
+    const ElementRange part = c.slice_of(chunk, slice);
+    move.source = c.address(k.buffer, chunk, part.first);
+    move.destination = c.address(k.next_buffer, chunk, part.first);
+    move.count = part.size();
+    move.store = &c.remote_write;
+  } else {
+    moves = false;  // the all-gather's last chunk arrived in place: nothing to move
+  }
+  // The received slice's ACK goes out as soon as its last piece has been read (inside
+  // move_pieces); a step that reads nothing of it acknowledges it here.
+  const bool acked_by_move = moves && move.count > 0;
+  if (moves && !move_pieces(slot, c, move, receives ? g : 0, result)) return false;
+  if (receives && !acked_by_move && !post_flag(c.prev_ack, c.flag(g), c.flag_write, result)) {
+    return false;
+  }
+  // The data of send g is acknowledged (every store waited for): tell next.
+  return last || post_flag(c.next_ready, c.flag(g + 1), c.flag_write, result);
+}
+
+// Moves a step's data in pieces of at most request_bytes, each piece read, (reduced,) then stored
+// before the next is read. `ack` > 0: the received slice is send ack - 1, acknowledged to prev
+// once its last piece has been read, so prev may refill the FIFO entry while this one stores.
+bool Sm::move_pieces(Slot& slot, RingChannel& c, const RingMove& move, std::uint32_t ack,
+                     WgDone& result) {
+  for (std::int64_t done_elements = 0; done_elements < move.count;) {
+    const std::int64_t elements = std::min(c.piece_elements, move.count - done_elements);
+    const auto bytes = static_cast<std::uint64_t>(elements * c.eb);
+    const auto offset = static_cast<std::uint64_t>(done_elements * c.eb);
+    if (c.functional) {
+      slot.local.resize(bytes);
+      slot.received.resize(bytes);
+    }
+    if (move.reduce && !read(move.received + offset, bytes, c.local_read,
+                             c.functional ? slot.received.data() : nullptr, result)) {
+      return false;
+    }
+    if (!read(move.source + offset, bytes, c.local_read, c.functional ? slot.local.data() : nullptr,
+              result)) {
+      return false;
+    }
+    stats_.collective_bytes_read += move.reduce ? 2 * bytes : bytes;
+    if (move.reduce) reduce_piece(slot, c, elements);
+    done_elements += elements;
+    if (ack > 0 && done_elements == move.count &&
+        !post_flag(c.prev_ack, c.flag(ack), c.flag_write, result)) {
+      return false;
+    }
+    if (!write(move.destination + offset, bytes, *move.store,
+               c.functional ? slot.local.data() : nullptr, result)) {
+      return false;
+    }
+    stats_.collective_bytes_written += bytes;
+  }
+  return true;
+}
+
+// local += received for one piece (functional mode: in float, rounded to the element type), and
+// the time the adds take on the shared math pipe.
+void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements) {
+  if (c.functional) {
+    const ElementType type = c.k.element;
+    for (std::int64_t i = 0; i < elements; ++i) {
+      const auto e = static_cast<std::size_t>(i);
+      store_element(
+          slot.local.data(), e, type,
+          load_element(slot.local.data(), e, type) + load_element(slot.received.data(), e, type));
+    }
+  }
+  const sc_core::sc_time end =
+      reserve_pipe(sc_core::sc_time(reduce_seconds(elements), sc_core::SC_SEC));
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (end > now) wait(end - now);
 }
 
 nlohmann::json Sm::report() const {

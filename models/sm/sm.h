@@ -2,7 +2,7 @@
 // memory traffic through one TLM initiator socket. Work arrives from the dispatcher through an
 // sc_fifo; each finished workgroup is reported back through another. A workgroup is a GEMM output
 // tile or one channel of a ring collective (reduce-scatter / all-gather with flag polling, as
-// RCCL runs them on CUs; the protocol is in workloads/collective_program.h).
+// RCCL runs them on CUs; the protocol is in protocol/ring.h).
 #pragma once
 
 #include <cstdint>
@@ -68,8 +68,15 @@ class Sm : public sc_core::sc_module {
   void slot_thread(int slot);
   // Returns false after a fault (recorded in `result`).
   bool run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone& result);
-  // One channel of a ring collective; false after a fault (recorded in `result`).
+  // One channel of a ring collective; false after a fault (recorded in `result`). Its steps:
+  struct RingChannel;  // the channel's ranges, extensions and flags (sm.cpp)
+  struct RingMove;     // what one ring step reads, reduces and stores
+  RingChannel make_ring_channel(const CollectiveKernel& kernel, int channel) const;
   bool run_collective(Slot& slot, const CollectiveKernel& kernel, int channel, WgDone& result);
+  bool ring_step(Slot& slot, RingChannel& channel, std::int64_t slice, int step, WgDone& result);
+  bool move_pieces(Slot& slot, RingChannel& channel, const RingMove& move, std::uint32_t ack,
+                   WgDone& result);
+  void reduce_piece(Slot& slot, const RingChannel& channel, std::int64_t elements);
   // Reads [address, address + bytes) in requests of at most request_bytes (element-aligned);
   // in functional mode the data lands in `into`.
   bool read(std::uint64_t address, std::uint64_t bytes, ElementType element, unsigned char* into,

@@ -42,8 +42,8 @@ struct GemmKernel {
   std::int64_t tiles() const { return grid_rows() * grid_cols(); }
 };
 
-// A ring reduce-scatter or all-gather (workloads/collective_program.h has the schedule, the
-// layout and the flag protocol); one workgroup per channel.
+// A ring reduce-scatter or all-gather (protocol/ring.h has the schedule, the layout and the flag
+// protocol); one workgroup per channel.
 struct CollectiveKernel {
   CollectiveOp op = CollectiveOp::ReduceScatter;
   int ranks = 0;
@@ -60,7 +60,6 @@ struct CollectiveKernel {
   std::uint32_t poll_ns = 0;
   bool hbm_flags = false;  // some flag area lies in HBM (needs functional mode)
 
-  std::uint64_t chunk_bytes() const { return bytes / static_cast<std::uint64_t>(ranks); }
   std::uint64_t receive() const { return receive_area(buffer, bytes); }
   std::uint64_t next_receive() const { return receive_area(next_buffer, bytes); }
 };

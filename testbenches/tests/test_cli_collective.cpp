@@ -58,7 +58,8 @@ void check_figures(const nlohmann::json& doc, int n, std::uint64_t bytes, double
   CHECK(busbw <= delivered_GBps);  // the same floor, as nccl-tests' busbw
 
   // The links carried at least the ring data: factor x bytes from each of the n GPUs, one link
-  // each on the t3-paper ring.
+  // each on the t3-paper ring. Uneven chunks too: per op every GPU sends every chunk but one,
+  // and each chunk is the unsent one of exactly one GPU, so the sum is (n - 1) x bytes per op.
   const auto ring_data = static_cast<std::uint64_t>(factor * static_cast<double>(bytes) * n + 0.5);
   CHECK(doc.at("link_bytes").at("ring_data").get<std::uint64_t>() == ring_data);
   std::uint64_t payload_bytes = 0;
@@ -128,4 +129,33 @@ TEST_CASE("cli collective --impl ring-dma-nmc rejects --channels (exit 2) naming
   const std::string output((std::istreambuf_iterator<char>(file)),
                            std::istreambuf_iterator<char>());
   CHECK_THAT(output, Catch::Contains("--channels applies to --impl ring-sm only"));
+}
+
+TEST_CASE("cli collective of any size: one element, an uneven buffer, both rings",
+          "[cli][collective]") {
+  // nccl-tests' smallest all-reduce: 8 bytes at TP 4 are 2 fp32 elements, chunks of 0, 1, 0 and
+  // 1 element. The figures still use the whole byte count.
+  const auto one = run_collective("--op all-reduce --tp 4 --bytes 8", "collective_8.json");
+  check_figures(one, 4, 8, 2.0 * 3 / 4);
+  CHECK(one.at("link_bytes").at("ring_data").get<std::uint64_t>() == 2 * 3 * 8);
+  const auto dma = run_collective("--op all-reduce --impl ring-dma-nmc --tp 4 --bytes 8",
+                                  "collective_dma_8.json");
+  check_figures(dma, 4, 8, 2.0 * 3 / 4, "ring-dma-nmc");
+  CHECK(dma.at("slices").get<int>() == 1);
+  CHECK(dma.at("link_bytes").at("payload") == dma.at("link_bytes").at("ring_data"));
+  for (const auto& gpu : dma.at("stats").at("gpus")) {
+    CHECK(gpu.at("tracker").at("errors").get<std::uint64_t>() == 0);
+    CHECK(gpu.at("dma").at("errors").get<std::uint64_t>() == 0);
+  }
+  // One element past 4 MiB: chunks of 262144 and 262145 elements, as fast as the even size within
+  // a few percent (a larger chunk's extra element is one more small request per ring step).
+  const auto even =
+      run_collective("--op reduce-scatter --tp 4 --bytes 4194304", "collective_even.json");
+  const auto uneven =
+      run_collective("--op reduce-scatter --tp 4 --bytes 4194308", "collective_uneven.json");
+  check_figures(uneven, 4, 4194308, 3.0 / 4);
+  const double ratio = uneven.at("time_ns").get<double>() / even.at("time_ns").get<double>();
+  INFO("uneven / even time " << ratio);
+  CHECK(ratio >= 1.0);
+  CHECK(ratio < 1.15);
 }

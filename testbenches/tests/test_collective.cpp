@@ -54,18 +54,19 @@ struct GoldenCase {
   Check check = Check::ReduceScatter;
   ElementCode element = kElementFp32;
   FlagPlacement flags = FlagPlacement::Mailbox;
+  // Elements of the whole buffer; 0: chunks of 10243 (fp32) or 10246 elements (fp16, bf16), not
+  // a multiple of channels, slices or pieces.
+  std::int64_t elements = 0;
 };
 
-// Channel c's slices summed over channels (sends per step of one rank).
-std::int64_t slices_per_step(const CollectiveSpec& spec) {
-  const std::int64_t eb = static_cast<std::int64_t>(bytes_of(spec.element, 1));
-  const std::int64_t chunk_elements = static_cast<std::int64_t>(spec.chunk_bytes()) / eb;
+// Sends of one launch of one rank: every channel's slices, n - 1 sends each.
+std::int64_t sends_per_launch(const CollectiveSpec& spec) {
+  const auto eb = static_cast<std::int64_t>(bytes_of(spec.element, 1));
   std::int64_t slices = 0;
   for (int c = 0; c < spec.channels; ++c) {
-    slices +=
-        slice_count(channel_range(chunk_elements, spec.channels, c).size(), spec.slice_bytes / eb);
+    slices += channel_slices(spec.elements(), spec.ranks, spec.channels, c, spec.slice_bytes / eb);
   }
-  return slices;
+  return slices * (spec.ranks - 1);
 }
 
 // Functional golden run: buffers preloaded through the routers, the programs run to completion,
@@ -79,9 +80,8 @@ void golden(const GoldenCase& gc) {
   spec.ranks = n;
   spec.element = gc.element;
   const std::int64_t eb = static_cast<std::int64_t>(bytes_of(gc.element, 1));
-  // Not a multiple of channels, slices or pieces (a chunk must be a multiple of 4 bytes).
-  const std::int64_t chunk_elements = eb == 4 ? 10243 : 10246;
-  spec.bytes = static_cast<std::uint64_t>(n * chunk_elements * eb);
+  const std::int64_t total = gc.elements > 0 ? gc.elements : n * (eb == 4 ? 10243 : 10246);
+  spec.bytes = static_cast<std::uint64_t>(total * eb);
   spec.channels = 4;
   spec.slice_bytes = 4096;
   spec.fifo_depth = 2;
@@ -90,7 +90,15 @@ void golden(const GoldenCase& gc) {
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
   const auto programs = ring_programs(plan, spec, ops);
   const ElementType type = element_type(gc.element);
-  const std::int64_t total = n * chunk_elements;
+  // Element i's chunk and its place in it (chunks may differ in size, or be empty).
+  std::vector<int> chunk_of(static_cast<std::size_t>(total));
+  for (int c = 0; c < n; ++c) {
+    const ElementRange range = chunk_range(total, n, c);
+    for (std::int64_t i = range.first; i < range.end; ++i)
+      chunk_of[static_cast<std::size_t>(i)] = c;
+  }
+  const auto chunk = [&](std::int64_t i) { return chunk_of[static_cast<std::size_t>(i)]; };
+  const auto in_chunk = [&](std::int64_t i) { return i - chunk_range(total, n, chunk(i)).first; };
 
   AtStart preload("preload", [&] {
     for (int g = 0; g < n; ++g) {
@@ -98,8 +106,7 @@ void golden(const GoldenCase& gc) {
       for (std::int64_t i = 0; i < total; ++i) {
         float value = input(g, i);
         if (gc.check == Check::AllGather) {
-          const int chunk = static_cast<int>(i / chunk_elements);
-          value = chunk == owner_chunk(g, n) ? gathered(chunk, i % chunk_elements) : kUntouched;
+          value = chunk(i) == owner_chunk(g, n) ? gathered(chunk(i), in_chunk(i)) : kUntouched;
         }
         store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
       }
@@ -115,16 +122,15 @@ void golden(const GoldenCase& gc) {
     std::int64_t wrong = 0;
     std::int64_t first_wrong = -1;
     for (std::int64_t i = 0; i < total; ++i) {
-      const int chunk = static_cast<int>(i / chunk_elements);
       float sum = 0;
       for (int h = 0; h < n; ++h) sum += input(h, i);
       float expected = 0;
       switch (gc.check) {
         case Check::ReduceScatter:  // the owned chunk reduced, the others as they were
-          expected = chunk == owner_chunk(g, n) ? sum : input(g, i);
+          expected = chunk(i) == owner_chunk(g, n) ? sum : input(g, i);
           break;
         case Check::AllGather:
-          expected = gathered(chunk, i % chunk_elements);
+          expected = gathered(chunk(i), in_chunk(i));
           break;
         case Check::AllReduce:
           expected = sum;
@@ -138,26 +144,36 @@ void golden(const GoldenCase& gc) {
     CHECK(wrong == 0);
   }
 
-  // Traffic, from the schedule: per rank, a reduce-scatter reads (2n - 1) chunks and writes n
-  // (n - 1 to next, its own at the end); an all-gather reads and writes n - 1. Each slice send
-  // costs one READY store to next and one ACK store back; all of it is communication traffic.
-  const auto chunk = static_cast<std::uint64_t>(chunk_elements * eb);
-  const auto steps = static_cast<std::uint64_t>(n - 1);
-  const auto sends = static_cast<std::uint64_t>(slices_per_step(spec)) * steps;  // per launch
-  std::uint64_t read = 0, written = 0;
-  for (CollectiveOp op : ops) {
-    read += op == CollectiveOp::ReduceScatter ? (2 * steps + 1) * chunk : steps * chunk;
-    written += op == CollectiveOp::ReduceScatter ? (steps + 1) * chunk : steps * chunk;
-  }
+  // Traffic, from the schedule. Per rank, a reduce-scatter reads the chunk of step 0 once and
+  // every other chunk twice (its own data and the partial received) and writes every chunk once
+  // (n - 1 to next, its own at the end); an all-gather reads and writes every chunk but the one
+  // it would send at step n - 1. Each slice send costs one READY store to next and one ACK store
+  // back, empty slices included; all of it is communication traffic.
+  const std::uint64_t buffer = spec.bytes;
+  const auto sends = static_cast<std::uint64_t>(sends_per_launch(spec));
+  const std::uint64_t launches = ops.size();
   std::uint64_t link_payload = 0;
   for (int l = 0; l < group.links(); ++l) {
     link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
   }
-  const std::uint64_t launches = ops.size();
-  CHECK(link_payload == static_cast<std::uint64_t>(n) * launches * (steps * chunk + 16 * sends));
+  std::uint64_t expected_link = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g);
     CHECK(group.topology().hops(g, next_rank(g, n)) == 1);
+    std::uint64_t read = 0, written = 0;
+    for (CollectiveOp op : ops) {
+      if (op == CollectiveOp::ReduceScatter) {
+        read += 2 * buffer - spec.chunk_bytes(reduce_scatter_chunk(g, 0, n));
+        written += buffer;
+        expected_link += buffer - spec.chunk_bytes(reduce_scatter_chunk(g, n - 1, n));
+      } else {
+        const std::uint64_t moved = buffer - spec.chunk_bytes(all_gather_chunk(g, n - 1, n));
+        read += moved;
+        written += moved;
+        expected_link += moved;
+      }
+      expected_link += 16 * sends;
+    }
     SmStats sum;
     for (int s = 0; s < group.gpu(g).sms(); ++s) {
       const SmStats& st = group.gpu(g).sm(s).stats();
@@ -186,6 +202,7 @@ void golden(const GoldenCase& gc) {
       CHECK(record.workgroups == spec.channels);
     }
   }
+  CHECK(link_payload == expected_link);
 }
 
 }  // namespace
@@ -283,6 +300,34 @@ TEST_CASE("collective layout: buffers, FIFO and flags per GPU, channels and slic
   CHECK(covered == 10243);
   CHECK(slice_count(2561, 1024) == 3);
   CHECK(slice_count(2048, 1024) == 2);
+  CHECK(slice_count(0, 1024) == 1);  // an empty range still runs one slice, of flags only
+
+  // Chunks of an uneven buffer differ by one element, the larger ones spread out, and cover it;
+  // with fewer elements than ranks some are empty. An even buffer keeps chunks of E / n.
+  std::vector<std::int64_t> sizes;
+  for (int c = 0; c < 4; ++c) sizes.push_back(chunk_range(10, 4, c).size());
+  CHECK(sizes == std::vector<std::int64_t>{2, 3, 2, 3});
+  CHECK(chunk_range(10, 4, 3).first == 7);
+  CHECK(chunk_range(10, 4, 3).end == 10);
+  sizes.clear();
+  for (int c = 0; c < 4; ++c) sizes.push_back(chunk_range(2, 4, c).size());
+  CHECK(sizes == std::vector<std::int64_t>{0, 1, 0, 1});
+  CHECK(chunk_range(40972, 4, 2).first == 2 * 10243);
+  spec.bytes = 4 * 10;
+  CHECK(spec.chunk_bytes(0) == 8);
+  CHECK(spec.chunk_bytes(1) == 12);
+  spec.bytes = 4 * 40972;
+  // No overflow near the top of the range: the split point is exact.
+  const std::int64_t huge = (std::int64_t{1} << 62) + 5;
+  CHECK(split_range(huge, 7, 6).end == huge);
+  CHECK(split_range(huge, 7, 3).first == huge / 7 * 3 + (huge % 7) * 3 / 7);
+  // A channel runs the slices of its largest range over both chunk sizes, which need not be the
+  // larger chunk's: with 5 channels, channel 2 has 1 element of a 2-element chunk, 0 of a 3.
+  CHECK(channel_range(2, 5, 2).size() == 1);
+  CHECK(channel_range(3, 5, 2).size() == 0);
+  CHECK(channel_slices(4 * 2 + 1, 4, 5, 2, 1) == 1);
+  CHECK(channel_slices(4 * 4096 + 3, 4, 1, 0, 1024) == 5);  // 4097 of the larger chunk
+  CHECK(channel_slices(4 * 4096, 4, 1, 0, 1024) == 4);
 
   // The ring launch of rank 3 points at rank 0 (next) and rank 2 (prev).
   const CollectiveLaunch launch = ring_launch(plan, spec, 3, CollectiveOp::AllGather, 5);
@@ -305,8 +350,14 @@ TEST_CASE("collective layout: buffers, FIFO and flags per GPU, channels and slic
 
   // Bad specs name the field.
   CollectiveSpec bad = spec;
-  bad.bytes = 4 * 40972 + 4;
-  CHECK_THROWS_WITH(check_spec(bad), Contains("multiple of ranks x 4"));
+  bad.bytes = 4 * 40972 + 2;
+  CHECK_THROWS_WITH(
+      check_spec(bad),
+      Contains("bytes = 163890 must be a positive multiple of the 4-byte fp32 element"));
+  bad.element = kElementFp16;  // 81945 whole fp16 elements
+  CHECK_NOTHROW(check_spec(bad));
+  bad.bytes = 0;
+  CHECK_THROWS_WITH(check_spec(bad), Contains("bytes = 0"));
   bad = spec;
   bad.ranks = 1;
   CHECK_THROWS_WITH(check_spec(bad), Contains("ranks = 1"));
@@ -415,6 +466,78 @@ TEST_CASE("collective all-reduce TP 4 with its flags in HBM (functional mode)",
   golden({4, Check::AllReduce, kElementFp32, FlagPlacement::Hbm});
 }
 
+// Any size, as nccl-tests allows: chunks that differ by an element, a single element, fewer
+// elements than ranks (empty chunks) and fewer than the 4 channels (empty channel ranges), whose
+// slices move no data but still take part in the flag protocol.
+namespace {
+void any_size_golden(int n, Check check, std::int64_t elements,
+                     ElementCode element = kElementFp32) {
+  GoldenCase gc;
+  gc.gpus = n;
+  gc.check = check;
+  gc.element = element;
+  gc.elements = elements;
+  golden(gc);
+}
+}  // namespace
+
+TEST_CASE("collective all-reduce TP 2 of an uneven size is exact", "[collective][golden]") {
+  any_size_golden(2, Check::AllReduce, 2 * 4999 + 1);
+}
+TEST_CASE("collective all-reduce TP 4 of an uneven size is exact", "[collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 4 * 2500 + 3);
+}
+TEST_CASE("collective all-reduce TP 8 of an uneven size is exact", "[collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 8 * 1250 + 5);
+}
+TEST_CASE("collective reduce-scatter TP 4 of an uneven size: each owned chunk is the exact sum",
+          "[collective][golden]") {
+  any_size_golden(4, Check::ReduceScatter, 4 * 2500 + 3);
+}
+TEST_CASE("collective all-gather TP 8 of an uneven size: every GPU ends with every chunk",
+          "[collective][golden]") {
+  any_size_golden(8, Check::AllGather, 8 * 1250 + 5);
+}
+TEST_CASE("collective all-reduce TP 4 of 2501 fp16 elements (5002 bytes) is exact",
+          "[collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 2501, kElementFp16);
+}
+TEST_CASE("collective all-reduce TP 2 of a single element is exact", "[collective][golden]") {
+  any_size_golden(2, Check::AllReduce, 1);
+}
+TEST_CASE("collective all-reduce TP 4 of a single element is exact", "[collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 1);
+}
+TEST_CASE("collective all-reduce TP 8 of a single element is exact", "[collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 1);
+}
+TEST_CASE("collective reduce-scatter TP 4 of a single element", "[collective][golden]") {
+  any_size_golden(4, Check::ReduceScatter, 1);
+}
+TEST_CASE("collective all-gather TP 4 of a single element", "[collective][golden]") {
+  any_size_golden(4, Check::AllGather, 1);
+}
+TEST_CASE("collective all-reduce TP 4 of fewer elements than ranks (empty chunks) is exact",
+          "[collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 3);
+}
+TEST_CASE("collective all-reduce TP 8 of fewer elements than ranks (empty chunks) is exact",
+          "[collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 5);
+}
+TEST_CASE("collective all-reduce TP 2 of fewer elements per chunk than channels is exact",
+          "[collective][golden]") {
+  any_size_golden(2, Check::AllReduce, 2 * 3);
+}
+TEST_CASE("collective all-reduce TP 4 of fewer elements per chunk than channels is exact",
+          "[collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 4 * 2 + 1);
+}
+TEST_CASE("collective all-reduce TP 8 of fewer elements per chunk than channels is exact",
+          "[collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 8 * 3);
+}
+
 namespace {
 
 // The schedule of one all-reduce, as numbers: per GPU and launch the doorbell, start and end
@@ -470,8 +593,8 @@ TEST_CASE("collective all-reduce takes the same time in timing and functional mo
 // ---- Rejections --------------------------------------------------------------------------------
 
 TEST_CASE(
-    "collective launches with bytes not a multiple of n x 4 or an unmapped next buffer are "
-    "rejected",
+    "collective launches with bytes not a whole number of elements or an unmapped next buffer "
+    "are rejected",
     "[collective]") {
   TpGroup group("group", group_config(2, false));
   CollectiveSpec spec;
@@ -480,7 +603,7 @@ TEST_CASE(
   spec.channels = 2;
   const auto plan = plan_collective(group.config().address_map, spec);
   auto programs = ring_programs(plan, spec, {CollectiveOp::ReduceScatter});
-  for (auto& command : programs[0].commands) {  // GPU 0: 6 bytes too many
+  for (auto& command : programs[0].commands) {  // GPU 0: 6 bytes too many, not whole fp32
     if (command.address == plan[0].dispatcher + reg::kCollBytesLow) command.value += 6;
   }
   for (auto& command : programs[1].commands) {  // GPU 1: next buffer where nobody answers
@@ -547,7 +670,7 @@ TEST_CASE("collective ring reduce-scatter TP 4 of 64 MiB takes the first-princip
       link.credits * link.max_payload_bytes / (packet_ns + 2 * link.latency_ns);
   const double rate_GBps = std::min(wire_GBps, credit_GBps);
   CHECK(credit_GBps > wire_GBps);  // 512 credits cover the 1 us round trip: not credit-limited
-  const double chunk = static_cast<double>(spec.chunk_bytes());
+  const double chunk = static_cast<double>(spec.chunk_bytes(0));
   const double link_ns = (n - 1) * chunk / rate_GBps;  // (n-1) steps x chunk / delivered rate
   // Terms outside the link steps, each derived from the configuration:
   //  - the launch: launch latency, then the channels dispatched dispatch_ns apart;
@@ -588,7 +711,7 @@ TEST_CASE("collective ring reduce-scatter TP 4 of 64 MiB takes the first-princip
     const int forward = next_rank(ends.a, n) == ends.b ? 0 : 1;  // a -> b carries a's data
     INFO("link " << ends.a << "-" << ends.b);
     CHECK(group.link(l).stats(forward).busy_ns / transfer_ns > 0.95);
-    CHECK(group.link(l).stats(forward).payload_bytes >= (n - 1) * spec.chunk_bytes());
+    CHECK(group.link(l).stats(forward).payload_bytes >= (n - 1) * spec.chunk_bytes(0));
   }
   for (int g = 0; g < n; ++g) {
     double pipe_busy_ns = 0;

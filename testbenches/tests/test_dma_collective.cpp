@@ -16,9 +16,9 @@
 
 #include "config/config_io.h"
 #include "models/dma/dma_engine.h"
-#include "protocol/mmio_map.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
+#include "protocol/mmio_map.h"
 #include "protocol/tracker_registers.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/tests/ring_testing.h"
@@ -39,12 +39,13 @@ struct GoldenCase {
   Check check = Check::ReduceScatter;
   ElementCode element = kElementFp32;
   int slices = 0;
+  std::int64_t elements = 0;  // of the whole buffer; 0: chunks of 12000
 };
 
-// The data every rank must hold at the end, element i of the whole buffer.
-float expected_value(const GoldenCase& gc, int g, std::int64_t i, std::int64_t chunk_elements) {
+// The data every rank must hold at the end, element i of the whole buffer: chunk `chunk`'s
+// element `offset`.
+float expected_value(const GoldenCase& gc, int g, std::int64_t i, int chunk, std::int64_t offset) {
   const int n = gc.gpus;
-  const int chunk = static_cast<int>(i / chunk_elements);
   float sum = 0;
   for (int h = 0; h < n; ++h) sum += input(h, i);
   switch (gc.check) {
@@ -59,7 +60,7 @@ float expected_value(const GoldenCase& gc, int g, std::int64_t i, std::int64_t c
       return partial;
     }
     case Check::AllGather:
-      return gathered(chunk, i % chunk_elements);
+      return gathered(chunk, offset);
     case Check::AllReduce:
       break;
   }
@@ -79,9 +80,9 @@ void golden(const GoldenCase& gc) {
   spec.ranks = n;
   spec.element = gc.element;
   spec.slices = gc.slices;
-  const std::int64_t chunk_elements = 12000;
+  const std::int64_t total = gc.elements > 0 ? gc.elements : n * 12000;
   const std::int64_t eb = static_cast<std::int64_t>(bytes_of(gc.element, 1));
-  spec.bytes = static_cast<std::uint64_t>(n * chunk_elements * eb);
+  spec.bytes = static_cast<std::uint64_t>(total * eb);
   const std::vector<std::uint64_t> buffers = dma_ring_buffers(config, 8192);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
   const int slices = dma_slices(spec);
@@ -89,14 +90,24 @@ void golden(const GoldenCase& gc) {
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
 
   const auto type = static_cast<ElementType>(gc.element);
-  const std::int64_t total = n * chunk_elements;
+  // Element i's chunk and its place in it (chunks may differ by an element, or be empty).
+  std::vector<int> chunk_of(static_cast<std::size_t>(total));
+  for (int c = 0; c < n; ++c) {
+    const ElementRange range = chunk_range(total, n, c);
+    for (std::int64_t i = range.first; i < range.end; ++i)
+      chunk_of[static_cast<std::size_t>(i)] = c;
+  }
+  const auto chunk_at = [&](std::int64_t i) { return chunk_of[static_cast<std::size_t>(i)]; };
+  const auto in_chunk = [&](std::int64_t i) {
+    return i - chunk_range(total, n, chunk_at(i)).first;
+  };
   for (int g = 0; g < n; ++g) {
     Bytes bytes(static_cast<std::size_t>(total * eb));
     for (std::int64_t i = 0; i < total; ++i) {
       float value = input(g, i);
       if (gc.check == Check::AllGather) {
-        const int chunk = static_cast<int>(i / chunk_elements);
-        value = chunk == owner_chunk(g, n) ? gathered(chunk, i % chunk_elements) : kUntouched;
+        const int chunk = chunk_at(i);
+        value = chunk == owner_chunk(g, n) ? gathered(chunk, in_chunk(i)) : kUntouched;
       }
       store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
     }
@@ -113,7 +124,7 @@ void golden(const GoldenCase& gc) {
         debug_read(group.gpu(g).router, buffers[g], static_cast<std::size_t>(total * eb));
     std::int64_t wrong = 0, first_wrong = -1;
     for (std::int64_t i = 0; i < total; ++i) {
-      const float expected = expected_value(gc, g, i, chunk_elements);
+      const float expected = expected_value(gc, g, i, chunk_at(i), in_chunk(i));
       if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
         if (wrong++ == 0) first_wrong = i;
       }
@@ -124,67 +135,94 @@ void golden(const GoldenCase& gc) {
 
   // Every slice fired once per op in each region of each rank, with exactly its bytes; forwards
   // went to the next rank, count-only fires stayed; nothing outside a region, no overcount.
-  const auto chunk = static_cast<std::uint64_t>(chunk_elements * eb);
-  const std::uint64_t slice = chunk / static_cast<std::uint64_t>(slices);
-  const auto steps = static_cast<std::uint64_t>(n - 1);
-  const auto per_op = steps * static_cast<std::uint64_t>(slices);
+  // Empty chunks have no slices: nothing sends, forwards or counts them.
+  const auto slices_of = [&](int position) {
+    return static_cast<std::uint64_t>(dma_chunk(spec, position).slices);
+  };
+  const auto count = [&](CollectiveOp op) {
+    return static_cast<std::uint64_t>(std::count(ops.begin(), ops.end(), op));
+  };
+  std::uint64_t link_payload_expected = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g);
+    // Per op: the slices of the chunks it receives, of those it forwards (all but the last), of
+    // the one it starts by doorbell; the bytes it sends (every chunk but the one that ends here,
+    // the owned one in a reduce-scatter) and receives as updates (every chunk but its first).
+    std::uint64_t received = 0, forwarded = 0, started = 0;
+    for (CollectiveOp op : ops) {
+      const auto positions = dma_received_chunks(op, g, n);
+      for (std::size_t k = 0; k < positions.size(); ++k) {
+        received += slices_of(positions[k]);
+        if (k + 1 < positions.size()) forwarded += slices_of(positions[k]);
+      }
+      const int first = op == CollectiveOp::ReduceScatter ? static_cast<int>(t3_first_chunk(g, n))
+                                                          : static_cast<int>(t3_owned_chunk(g, n));
+      started += slices_of(first);
+    }
+    const std::uint64_t rs_sent =
+        spec.bytes - spec.chunk_bytes(static_cast<int>(t3_owned_chunk(g, n)));
+    const std::uint64_t ag_sent = spec.bytes - spec.chunk_bytes(g);
+    const std::uint64_t rs_received =
+        spec.bytes - spec.chunk_bytes(static_cast<int>(t3_first_chunk(g, n)));
     const Tracker& tracker = group.gpu(g).tracker;
     CHECK(tracker.stats().errors == 0);
     CHECK(tracker.stats().overcount == 0);
     CHECK(tracker.errors().empty());
     CHECK(tracker.pending() == 0);
-    CHECK(tracker.stats().fired == ops.size() * per_op);
+    CHECK(tracker.stats().fired == received);
     std::map<std::pair<int, std::uint32_t>, int> fired;
     for (const TrackerFire& fire : tracker.fires()) {
       ++fired[{fire.region, fire.tag}];
-      CHECK(fire.counted == slice);
-      CHECK(fire.bytes == slice);
       const int position = fire.region % n;
+      const DmaChunk chunk = dma_chunk(spec, position);
       const std::uint32_t first_tag = dma_slice_tag(position, 0, slices);
       CHECK(fire.tag >= first_tag);
       CHECK(fire.tag < first_tag + static_cast<std::uint32_t>(slices));
-      CHECK(fire.source == buffers[g] + position * chunk + (fire.tag - first_tag) * slice);
+      const int j = static_cast<int>(fire.tag - first_tag);
+      CHECK(fire.counted == chunk.slice_bytes(j));
+      CHECK(fire.bytes == chunk.slice_bytes(j));
+      CHECK(fire.source == buffers[g] + chunk.slice_offset(j));
       const bool reduce = fire.region < n;
       const int last = reduce ? static_cast<int>(t3_owned_chunk(g, n)) : g;
       const std::uint32_t forward = reduce ? tracker::kOpUpdate : tracker::kOpStore;
       CHECK(fire.op == (position == last ? tracker::kOpNone : forward));
     }
-    CHECK(fired.size() == ops.size() * per_op);
+    CHECK(fired.size() == received);
     for (const auto& entry : fired) CHECK(entry.second == 1);
 
     const DmaEngine& dma = group.gpu(g).dma;
     const DmaStats& stats = dma.stats();
-    const auto count = [&](CollectiveOp op) {
-      return static_cast<std::uint64_t>(std::count(ops.begin(), ops.end(), op));
-    };
-    CHECK(stats.doorbells == ops.size() * static_cast<std::uint64_t>(slices));
-    CHECK(stats.triggered == ops.size() * (steps - 1) * static_cast<std::uint64_t>(slices));
+    CHECK(stats.doorbells == started);
+    CHECK(stats.triggered == forwarded);
     CHECK(stats.transfers == stats.doorbells + stats.triggered);
     CHECK(stats.errors == 0);
     CHECK(stats.rejected == 0);
     CHECK(dma.errors().empty());
-    CHECK(stats.bytes_updated == count(CollectiveOp::ReduceScatter) * steps * chunk);
-    CHECK(stats.bytes_written == count(CollectiveOp::AllGather) * steps * chunk);
+    CHECK(stats.bytes_updated == count(CollectiveOp::ReduceScatter) * rs_sent);
+    CHECK(stats.bytes_written == count(CollectiveOp::AllGather) * ag_sent);
     const int next = t3_next_gpu(g, n);
     for (const DmaTransfer& transfer : dma.transfers()) {
       CHECK(group.address_map().decode(transfer.destination)->gpu == next);
-      CHECK(transfer.bytes == slice);
+      const int position =
+          static_cast<int>(transfer.tag) / slices;  // tag = position x slices + slice
+      CHECK(transfer.bytes ==
+            dma_chunk(spec, position).slice_bytes(static_cast<int>(transfer.tag) % slices));
       CHECK(!transfer.error);
     }
     // Near-memory updates: the reduce-scatter's n - 1 incoming chunks, applied in this HBM.
     const HbmStats& memory = group.gpu(g).memory.stats();
     const int comm = static_cast<int>(TrafficClass::Communication);
     CHECK(memory.bytes[static_cast<int>(Op::Update)][comm] ==
-          count(CollectiveOp::ReduceScatter) * steps * chunk);
+          count(CollectiveOp::ReduceScatter) * rs_received);
+    link_payload_expected +=
+        count(CollectiveOp::ReduceScatter) * rs_sent + count(CollectiveOp::AllGather) * ag_sent;
   }
   // The links carried the ring data and nothing else (no flags): n ranks x (n - 1) chunks per op.
   std::uint64_t link_payload = 0;
   for (int l = 0; l < group.links(); ++l) {
     link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
   }
-  CHECK(link_payload == static_cast<std::uint64_t>(n) * ops.size() * steps * chunk);
+  CHECK(link_payload == link_payload_expected);
 }
 
 }  // namespace
@@ -240,19 +278,48 @@ TEST_CASE("dma collective slices, tags and regions", "[dma_collective]") {
   spec.ranks = 4;
   spec.bytes = 4 * 4 * 12000;  // fp32 chunks of 12000 elements: 16 divides them
   CHECK(dma_slices(spec) == 16);
-  CHECK(dma_slice_bytes(spec) == 3000);
+  CHECK(dma_chunk(spec, 0).slice == 3000);
+  CHECK(dma_chunk(spec, 0).even());
   spec.bytes = 4 * 4 * 10243;  // a prime number of elements: one slice
   CHECK(dma_slices(spec) == 1);
   spec.bytes = 4 * 4 * 3 * 5 * 7;  // 105 elements: 15 slices of 7
   CHECK(dma_slices(spec) == 15);
   spec.slices = 5;
   CHECK(dma_slices(spec) == 5);
-  CHECK(dma_slice_bytes(spec) == 84);
+  CHECK(dma_chunk(spec, 0).slice == 84);
   spec.bytes = 4 * 2 * 24;  // fp16: 24 elements per chunk, 12 slices of 2
   spec.slices = 0;
   spec.element = kElementFp16;
   CHECK(dma_slices(spec) == 12);
-  CHECK(dma_slice_bytes(spec) == 4);
+  CHECK(dma_chunk(spec, 0).slice == 4);
+  // Uneven chunks (4099 fp32 elements: 1024, 1025, 1025, 1025): S divides the smaller chunk, and
+  // a larger chunk's last slice takes the extra element.
+  spec.element = kElementFp32;
+  spec.bytes = 4 * 4099;
+  CHECK(dma_slices(spec) == 16);
+  const DmaChunk small = dma_chunk(spec, 0), large = dma_chunk(spec, 3);
+  CHECK(small.offset == 0);
+  CHECK(small.bytes == 4096);
+  CHECK(small.even());
+  CHECK(large.offset == 4 * 3074);
+  CHECK(large.bytes == 4100);
+  CHECK(large.slices == 16);
+  CHECK(large.slice == 256);
+  CHECK(large.last == 260);
+  CHECK(large.slice_offset(15) == 4 * 3074 + 15 * 256);
+  CHECK(large.slice_bytes(15) == 260);
+  CHECK(large.slice_bytes(14) == 256);
+  spec.slices = 3;  // 341, 341, 342 elements of a 1024-element chunk
+  CHECK(dma_chunk(spec, 0).slice == 4 * 341);
+  CHECK(dma_chunk(spec, 0).last == 4 * 342);
+  // Fewer elements than ranks: empty chunks have no slices; the others one element each.
+  spec.slices = 0;
+  spec.bytes = 4 * 2;
+  CHECK(dma_slices(spec) == 1);
+  CHECK(dma_chunk(spec, 0).slices == 0);
+  CHECK(dma_chunk(spec, 0).bytes == 0);
+  CHECK(dma_chunk(spec, 1).slices == 1);
+  CHECK(dma_chunk(spec, 1).slice == 4);
   CHECK(dma_slice_tag(3, 5, 16) == 53);
   CHECK(dma_reduce_scatter_region(3) == 3);
   CHECK(dma_all_gather_region(3, 8) == 11);
@@ -334,6 +401,71 @@ TEST_CASE("dma collective programs address the model's tracker and DMA registers
   CHECK(polls == expected);
 }
 
+TEST_CASE("dma collective programs of uneven chunks use the edge threshold and skip empty chunks",
+          "[dma_collective]") {
+  const SystemConfig config = group_config(4, false);
+  const auto buffers = dma_ring_buffers(config);
+  const std::uint64_t tracker_block = mmio_block(config, 1, mmio_map::kTracker);
+  const std::uint64_t dma_block = mmio_block(config, 1, mmio_map::kDma);
+  const auto region = [&](int r, std::uint64_t reg) {
+    return tracker_block + tracker::region_register(r, reg);
+  };
+  // Writes of rank 1's program, last value per address, and whether TAG_GROUP was written.
+  const auto writes_of = [&](const DmaCollectiveSpec& spec) {
+    const auto programs = dma_ring_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
+    std::map<std::uint64_t, std::uint32_t> last;
+    std::vector<std::uint64_t> polls;
+    for (const HostCommand& c : programs[1].commands) {
+      if (c.kind == HostCommand::Kind::WriteRegister) last[c.address] = c.value;
+      if (c.kind == HostCommand::Kind::PollRegister) polls.push_back(c.address);
+    }
+    return std::make_pair(last, polls);
+  };
+  // Even chunks: the programming of every earlier run, GRID_COLS 0 and no TAG_GROUP write.
+  DmaCollectiveSpec spec;
+  spec.ranks = 4;
+  spec.bytes = 4 * 4096;
+  auto [even, even_polls] = writes_of(spec);
+  CHECK(even.count(tracker_block + tracker::kTagGroup) == 0);
+  CHECK(even.count(region(0, tracker::kEdgeThreshold)) == 0);
+  CHECK(even.at(region(0, tracker::kGridCols)) == 0);
+  // 4099 elements: chunks 1024 (position 0) and 1025 (1..3), 16 slices of 64 elements, the larger
+  // chunks' last one 65. Rank 1 receives positions 0, 1, 2 (its owned chunk) in a reduce-scatter.
+  spec.bytes = 4 * 4099;
+  auto [uneven, uneven_polls] = writes_of(spec);
+  CHECK(uneven.at(tracker_block + tracker::kTagGroup) == 1);
+  CHECK(uneven.at(region(0, tracker::kGridCols)) == 0);  // position 0 splits evenly
+  CHECK(uneven.at(region(0, tracker::kThreshold)) == 256);
+  for (int p : {1, 2}) {
+    INFO("position " << p);
+    CHECK(uneven.at(region(p, tracker::kGridCols)) == 16);
+    CHECK(uneven.at(region(p, tracker::kThreshold)) == 256);
+    CHECK(uneven.at(region(p, tracker::kEdgeThreshold)) == 260);
+    CHECK(uneven.at(region(p, tracker::kSizeLow)) == 4100);
+  }
+  // Its first chunk is position 3 (= 1 + 2): slice 15 starts 15 x 256 bytes into it and holds 260.
+  const auto desc = [&](int j, std::uint64_t reg) {
+    return dma_block + dma::descriptor_register(j, reg);
+  };
+  CHECK(uneven.at(desc(15, dma::kSrcLow)) ==
+        static_cast<std::uint32_t>(buffers[1] + 4 * 3074 + 15 * 256));
+  CHECK(uneven.at(desc(15, dma::kSizeLow)) == 260);
+  CHECK(uneven.at(desc(14, dma::kSizeLow)) == 256);
+  CHECK(uneven_polls == even_polls);
+  // 2 elements: positions 1 and 3 hold one each, 0 and 2 are empty. Rank 1 starts position 3 (one
+  // doorbell) and receives 0, 1, 2, of which only 1 is armed and waited for.
+  spec.bytes = 4 * 2;
+  auto [tiny, tiny_polls] = writes_of(spec);
+  CHECK(tiny.count(region(0, tracker::kControl)) == 0);
+  CHECK(tiny.count(region(2, tracker::kControl)) == 0);
+  CHECK(tiny.at(region(1, tracker::kThreshold)) == 4);
+  CHECK(tiny.at(region(1, tracker::kGridCols)) == 0);
+  CHECK(tiny.at(desc(0, dma::kSizeLow)) == 4);
+  CHECK(tiny.count(desc(1, dma::kSizeLow)) == 0);
+  CHECK(tiny_polls == std::vector<std::uint64_t>{tracker_block + tracker::kRegionDone + 4 * 1,
+                                                 dma_block + dma::kStatus});
+}
+
 TEST_CASE("dma collective bad specs throw naming the field", "[dma_collective]") {
   const SystemConfig config = group_config(4, false);
   DmaCollectiveSpec good;
@@ -353,7 +485,13 @@ TEST_CASE("dma collective bad specs throw naming the field", "[dma_collective]")
   bad.bytes = 0;
   CHECK_THROWS_WITH(check_dma_spec(bad), Contains("bytes = 0"));
   bad.bytes = 4 * 4 * 1024 + 2;
-  CHECK_THROWS_WITH(check_dma_spec(bad), Contains("multiple of ranks x element bytes = 16"));
+  CHECK_THROWS_WITH(check_dma_spec(bad),
+                    Contains("bytes = 16386 must be a positive multiple of the 4-byte fp32"));
+  bad.bytes = 4 * 4 * 1024 + 4;  // uneven chunks of whole elements are fine
+  CHECK_NOTHROW(check_dma_spec(bad));
+  bad.element = kElementFp16;
+  bad.bytes = 2 * 3;  // three fp16 elements: one chunk empty
+  CHECK_NOTHROW(check_dma_spec(bad));
   bad = good;
   bad.element = 7;
   CHECK_THROWS_WITH(check_dma_spec(bad), Contains("element"));
@@ -362,8 +500,16 @@ TEST_CASE("dma collective bad specs throw naming the field", "[dma_collective]")
   CHECK_THROWS_WITH(check_dma_spec(bad), Contains("slices = 17"));
   bad.slices = -1;
   CHECK_THROWS_WITH(check_dma_spec(bad), Contains("slices = -1"));
-  bad.slices = 3;  // 1024 elements do not split into 3
-  CHECK_THROWS_WITH(check_dma_spec(bad), Contains("slices = 3"));
+  bad.slices = 3;  // 341, 341 and 342 elements of the 1024
+  CHECK_NOTHROW(check_dma_spec(bad));
+  bad.bytes = 4 * (4 * 2 + 1);  // chunks of 2, 2, 2 and 3 elements
+  CHECK_THROWS_WITH(check_dma_spec(bad),
+                    Contains("slices = 3 is more than the 2 elements of the smallest non-empty"));
+  bad.bytes = 4 * 3;  // chunks of 0, 1, 1 and 1 element: one slice at most
+  bad.slices = 2;
+  CHECK_THROWS_WITH(check_dma_spec(bad), Contains("slices = 2 is more than the 1 elements"));
+  bad.slices = 1;
+  CHECK_NOTHROW(check_dma_spec(bad));
   bad = good;
   bad.ranks = 2;
   bad.bytes = 2ull * 16 * 5000000000ull;  // 16 slices of 5 GB per chunk: over 2^32 bytes each
@@ -429,6 +575,63 @@ TEST_CASE("dma all-reduce TP 4 in bf16 with 3 slices per chunk is exact",
   golden({4, Check::AllReduce, kElementBf16, 3});
 }
 
+// Any size, as nccl-tests allows: chunks that differ by an element (the larger ones' last slice
+// longer, counted at the tracker's edge threshold), a single element and fewer elements than
+// ranks (empty chunks that nothing sends or waits for).
+namespace {
+void any_size_golden(int n, Check check, std::int64_t elements, int slices = 0,
+                     ElementCode element = kElementFp32) {
+  GoldenCase gc;
+  gc.gpus = n;
+  gc.check = check;
+  gc.element = element;
+  gc.slices = slices;
+  gc.elements = elements;
+  golden(gc);
+}
+}  // namespace
+
+TEST_CASE("dma all-reduce TP 2 of an uneven size is exact", "[dma_collective][golden]") {
+  any_size_golden(2, Check::AllReduce, 2 * 4800 + 1);
+}
+TEST_CASE("dma all-reduce TP 4 of an uneven size is exact", "[dma_collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 4 * 4800 + 3);
+}
+TEST_CASE("dma all-reduce TP 8 of an uneven size is exact", "[dma_collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 8 * 1200 + 5);
+}
+TEST_CASE("dma reduce-scatter TP 4 of an uneven size: each owned chunk is the exact sum",
+          "[dma_collective][golden]") {
+  any_size_golden(4, Check::ReduceScatter, 4 * 4800 + 3);
+}
+TEST_CASE("dma all-gather TP 8 of an uneven size: every rank ends with every chunk",
+          "[dma_collective][golden]") {
+  any_size_golden(8, Check::AllGather, 8 * 1200 + 5);
+}
+TEST_CASE("dma all-reduce TP 4 of 4003 fp16 elements in 3 slices is exact",
+          "[dma_collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 4003, 3, kElementFp16);
+}
+TEST_CASE("dma all-reduce TP 2 of a single element is exact", "[dma_collective][golden]") {
+  any_size_golden(2, Check::AllReduce, 1);
+}
+TEST_CASE("dma all-reduce TP 4 of a single element is exact", "[dma_collective][golden]") {
+  any_size_golden(4, Check::AllReduce, 1);
+}
+TEST_CASE("dma all-reduce TP 8 of a single element is exact", "[dma_collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 1);
+}
+TEST_CASE("dma all-reduce TP 8 of fewer elements than ranks (empty chunks) is exact",
+          "[dma_collective][golden]") {
+  any_size_golden(8, Check::AllReduce, 5);
+}
+TEST_CASE("dma reduce-scatter TP 4 of fewer elements than ranks", "[dma_collective][golden]") {
+  any_size_golden(4, Check::ReduceScatter, 3);
+}
+TEST_CASE("dma all-gather TP 4 of fewer elements than ranks", "[dma_collective][golden]") {
+  any_size_golden(4, Check::AllGather, 3);
+}
+
 // ---- Timing ------------------------------------------------------------------------------------
 
 TEST_CASE("dma ring reduce-scatter TP 4 of 64 MiB takes the first-principles ring time",
@@ -454,7 +657,7 @@ TEST_CASE("dma ring reduce-scatter TP 4 of 64 MiB takes the first-principles rin
   const LinkConfig& link = config.link;
   const double rate_GBps =
       link.bandwidth_GBps * link.max_payload_bytes / (link.max_payload_bytes + link.header_bytes);
-  const double chunk = static_cast<double>(spec.chunk_bytes());
+  const double chunk = static_cast<double>(spec.chunk_bytes(0));
   const double link_ns = (n - 1) * chunk / rate_GBps;
   // Neither the DMA engine nor near-memory compute is the bottleneck: the engine moves 200 GB/s,
   // and HBM applies updates at bandwidth / nmc_update_occupancy = 500 GB/s, beside the forwards'
@@ -501,7 +704,7 @@ TEST_CASE("dma ring reduce-scatter TP 4 of 64 MiB takes the first-principles rin
     const int forward = t3_next_gpu(ends.a, n) == ends.b ? 0 : 1;  // a -> b carries a's data
     INFO("link " << ends.a << "-" << ends.b);
     CHECK(group.link(l).stats(forward).busy_ns / transfer_ns > 0.95);
-    CHECK(group.link(l).stats(forward).payload_bytes == (n - 1) * spec.chunk_bytes());
+    CHECK(group.link(l).stats(forward).payload_bytes == (n - 1) * spec.chunk_bytes(0));
     CHECK(group.link(l).stats(1 - forward).payload_bytes == 0);
   }
   for (int g = 0; g < n; ++g) {
