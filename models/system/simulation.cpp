@@ -21,19 +21,33 @@ WatchedRun run_watched(const sc_core::sc_time& timeout,
     return run;
   }
   std::uint64_t seen = progress();
-  for (;;) {
+  sc_core::sc_time window = sc_core::sc_time_stamp();  // start of the next slice
+  for (bool first = true;; first = false) {
+    const sc_core::sc_time end = window + timeout;
+    // A kernel idle until a timed event past this slice is waiting, not stuck (a long Delay):
+    // the slice moves to that event without a check, and sc_start is not asked to run an empty
+    // window (SystemC warns about that).
+    if (!first && sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity() > end) {
+      window = sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity();
+      continue;
+    }
+    const sc_core::sc_time before = sc_core::sc_time_stamp();
     // Exit on starvation leaves the time at the last event, exactly where sc_start() ends.
-    sc_core::sc_start(timeout, sc_core::SC_EXIT_ON_STARVATION);
+    sc_core::sc_start(end - before, sc_core::SC_EXIT_ON_STARVATION);
     if (!sc_core::sc_pending_activity() || sc_core::sc_get_status() == sc_core::SC_STOPPED) {
       return run;
     }
+    window = end;
     const std::uint64_t now = progress();
-    if (now == seen) {
+    // Stuck: time went on in this slice, more is due by the end of the next, and nothing
+    // completed (a livelock). Activity followed by a long timed wait is not stuck.
+    const sc_core::sc_time next = sc_core::sc_time_stamp() + sc_core::sc_time_to_pending_activity();
+    if (now == seen && sc_core::sc_time_stamp() > before && next < end + timeout) {
       run.stalled = true;
       return run;
     }
+    if (now != seen) run.quiet_since = end;
     seen = now;
-    run.quiet_since = sc_core::sc_time_stamp();
   }
 }
 

@@ -27,9 +27,11 @@ struct WatchedRun {
 
 // Runs the kernel until nothing is left to simulate, as sc_start() does, but in slices of
 // `timeout` of simulated time, reading `progress` (a count that rises whenever useful work
-// completes) after each: a slice in which it did not change stops the run. So a livelock stops
-// within 2 x timeout of the last progress. Slicing at a time boundary changes nothing simulated:
-// the kernel resumes with the same events in the same order. A zero timeout runs sc_start().
+// completes) after each: a slice in which the kernel was busy and the count did not move stops
+// the run, so a livelock stops within 2 x timeout of the last progress. A slice in which nothing
+// happened at all (every process waits for a later timed event) is a wait, not a stall. Slicing
+// at a time boundary changes nothing simulated: the kernel resumes with the same events in the
+// same order, and ends at the same time. A zero timeout runs sc_start().
 WatchedRun run_watched(const sc_core::sc_time& timeout,
                        const std::function<std::uint64_t()>& progress);
 

@@ -194,7 +194,8 @@ TEST_CASE("a link whose receiver never drains stops the run naming the direction
   std::smatch match;
   REQUIRE(std::regex_search(error, match, link));
   CHECK(std::stoull(match[1]) == 4);
-  CHECK(std::stoull(match[2]) == 4 * 1024 / config.link.max_payload_bytes);
+  CHECK(std::stoull(match[2]) ==
+        static_cast<std::uint64_t>(4 * 1024 / config.link.max_payload_bytes));
   CHECK(std::stoull(match[3]) ==
         std::min<std::uint64_t>(std::stoull(match[2]), config.link.credits));
   CHECK(std::stoull(match[4]) == static_cast<std::uint64_t>(config.link.credits));
@@ -221,4 +222,16 @@ TEST_CASE("a normal run is not stopped by the watchdog and ends where sc_start()
     last_ns = std::max(last_ns, group.host(g).finish_times().back().to_seconds() * 1e9);
   }
   CHECK(run.simulated_ns == last_ns);
+}
+
+TEST_CASE("a wait longer than the timeout with nothing else to do is not a stall", "[stall]") {
+  // The kernel is idle until the host's timed wake-up: nothing runs, so nothing is stuck.
+  TpGroup group("group", two_gpus());
+  HostCommand delay;
+  delay.kind = HostCommand::Kind::Delay;
+  delay.value = static_cast<std::uint32_t>(5 * kTimeoutNs);
+  delay.note = "a long wait";
+  group.load({Program{{delay}}});
+  const RunSummary run = simulate(group);
+  CHECK(run.simulated_ns == 5 * kTimeoutNs);
 }
