@@ -43,6 +43,9 @@ po::options_description collective_options() {
       "slices per chunk, 1..16 and at most the smaller chunk's elements, each a DMA descriptor "
       "and a tracker tag (default: the largest count <= 16 dividing the smaller chunk's "
       "elements); ring-dma-nmc only")("functional", "carry real data (sets sim.mode=functional)")(
+      "omit-rank", po::value<int>(),
+      "launch nothing on this rank, so the others wait for it forever: a run that can never "
+      "finish, to see the stall diagnosis (exit status 2)")(
       "json", po::value<std::string>(), "write the result document to this file");
   return options;
 }
@@ -130,11 +133,18 @@ int sm_channels(const po::variables_map& values, const SystemConfig& config) {
   return channels;
 }
 
+// The programs with rank `omit`'s emptied (its host idles), or unchanged for -1.
+std::vector<Program> launched(std::vector<Program> programs, int omit) {
+  if (omit >= 0) programs.at(static_cast<std::size_t>(omit)) = Program{};
+  return programs;
+}
+
 // The SM ring: time from the first doorbell to the last kernel end, over every GPU and launch.
-Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops) {
+Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
+             int omit_rank) {
   const auto plan = plan_collective(group.config().address_map, spec);
   Timed timed;
-  timed.run = run_to_completion(group, ring_programs(plan, spec, ops, 1));
+  timed.run = run_to_completion(group, launched(ring_programs(plan, spec, ops, 1), omit_rank));
   sc_core::sc_time first_doorbell = sc_core::sc_max_time(), last_end = sc_core::SC_ZERO_TIME;
   for (int g = 0; g < group.gpus(); ++g) {
     const auto& launches = group.gpu(g).dispatcher.launches();
@@ -189,11 +199,12 @@ DmaCollectiveSpec dma_spec(const po::variables_map& values, int n, std::uint64_t
 
 // The DMA ring: every program starts with an MMIO write at time 0 (all of it is the collective:
 // tracker and descriptor programming included), and the collective ends when the last one ended.
-Timed run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<CollectiveOp>& ops) {
+Timed run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
+              int omit_rank) {
   const SystemConfig& config = group.config();
   Timed timed;
-  timed.run =
-      run_to_completion(group, dma_ring_programs(config, dma_ring_buffers(config), spec, ops));
+  timed.run = run_to_completion(
+      group, launched(dma_ring_programs(config, dma_ring_buffers(config), spec, ops), omit_rank));
   sc_core::sc_time last_end = sc_core::SC_ZERO_TIME;
   for (int g = 0; g < group.gpus(); ++g) {
     last_end = std::max(last_end, group.host(g).finish_times().back());
@@ -253,6 +264,7 @@ struct Request {
   CollectiveSpec sm;              // impl == RingSm
   DmaCollectiveSpec dma;          // impl == RingDmaNmc
   std::string shape;              // "16 channels", "16 slices per chunk"
+  int omit_rank = -1;             // --omit-rank: this rank's program is left empty
 };
 
 // What the run measured.
@@ -298,6 +310,13 @@ Request parse_request(const po::variables_map& values) {
   }
   r.bytes = checked_bytes(values);
   r.ops = launches_of(r.kind);
+  if (values.count("omit-rank")) {
+    r.omit_rank = values["omit-rank"].as<int>();
+    if (r.omit_rank < 0 || r.omit_rank >= r.n) {
+      throw UsageError("--omit-rank " + std::to_string(r.omit_rank) + ": must be a rank in [0, " +
+                       std::to_string(r.n - 1) + "]");
+    }
+  }
 
   // Each implementation's shape: SM channels, or DMA slices per chunk.
   if (r.impl == Impl::RingSm) {
@@ -316,7 +335,8 @@ Request parse_request(const po::variables_map& values) {
 Measured run(const Request& r, bool with_stats) {
   TpGroup group("group", r.config);
   Measured m;
-  m.timed = r.impl == Impl::RingSm ? run_sm(group, r.sm, r.ops) : run_dma(group, r.dma, r.ops);
+  m.timed = r.impl == Impl::RingSm ? run_sm(group, r.sm, r.ops, r.omit_rank)
+                                   : run_dma(group, r.dma, r.ops, r.omit_rank);
   // nccl-tests figures use the whole buffer, whatever its chunks.
   m.bw = collective_bandwidth(r.kind, r.n, r.bytes, m.timed.time_ns * 1e-9);
   for (int l = 0; l < group.links(); ++l) {

@@ -8,6 +8,7 @@
 
 #include "apps/cli.h"
 #include "config/system_config.h"
+#include "models/system/stall_error.h"
 
 namespace {
 
@@ -67,6 +68,10 @@ int sc_main(int argc, char* argv[]) {
     return 2;
   } catch (const t3::ConfigError& error) {
     std::cerr << "t3sim: configuration error: " << error.what() << "\n";
+    return 2;
+  } catch (const t3::StallError& error) {
+    // A run that can never finish is a property of its inputs, like a bad configuration.
+    std::cerr << "t3sim: " << error.what() << "\n";
     return 2;
   } catch (const std::exception& error) {
     std::cerr << "t3sim: error: " << error.what() << "\n";

@@ -42,6 +42,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "on every access and do not use it",
            0, 1e9});
   v.visit("sim.seed", c.sim.seed, {"", "seed of every random choice in a run", 0, 9.0e18});
+  v.visit("sim.stall_timeout_ns", c.sim.stall_timeout_ns,
+          {"ns",
+           "a run in which no workgroup, memory access of a kernel, DMA transfer, tracker count "
+           "or host command completes for this long stops with an error naming every block "
+           "still holding work (detected within twice this); 0 lets a livelock run forever",
+           0, 1e12});
 
   auto& a = c.address_map;
   v.visit("address_map.hbm_base", a.hbm_base, {"byte", "start of GPU 0's HBM window", 0, kMaxU64});

@@ -29,6 +29,9 @@ struct SimConfig {
   Symmetry symmetry = Symmetry::None;
   double quantum_ns = 1000.0;
   std::int64_t seed = 1;
+  // Simulated time without forward progress after which a run stops with a stall diagnosis
+  // (models/system/simulation.h); 0 never stops a run that livelocks.
+  double stall_timeout_ns = 1e6;
 };
 
 struct AddressMapConfig {

@@ -13,6 +13,8 @@
 #include <string>
 #include <thread>
 
+#include "models/system/stall_error.h"
+
 namespace t3 {
 
 namespace {
@@ -30,6 +32,10 @@ std::string result_path(std::size_t job) {
   int code = 0;
   try {
     result = job();
+  } catch (const StallError& error) {
+    // Marked, so the parent can throw it again as what it is (the command line exits 2 on it).
+    result = {{"error", error.what()}, {"stall", true}};
+    code = 1;
   } catch (const std::exception& error) {
     result = {{"error", error.what()}};
     code = 1;

@@ -6,6 +6,7 @@
 
 #include "experiments/isolated.h"
 #include "experiments/scenario_run.h"
+#include "models/system/stall_error.h"
 #include "models/system/timeline.h"
 #include "models/system/vcd_trace.h"
 #include "testbenches/scenario_check.h"
@@ -141,7 +142,9 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
     const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
     for (auto run = first; run != first + static_cast<std::ptrdiff_t>(simulated.size()); ++run) {
       if (run->contains("error")) {
-        throw std::runtime_error(describe(points[p]) + ": " + (*run)["error"].get<std::string>());
+        const std::string what = describe(points[p]) + ": " + (*run)["error"].get<std::string>();
+        if (run->value("stall", false)) throw StallError(what);
+        throw std::runtime_error(what);
       }
     }
   }

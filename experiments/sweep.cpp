@@ -306,10 +306,14 @@ void write_sweep(const std::string& dir, const Suite& suite, const std::string& 
       records.push_back(std::move(record));
     }
   }
+  write_csv(dir + "/results.csv", records);
+  // results.json holds only what the simulations computed, so the same suite gives the same file
+  // byte for byte however it was run (--jobs, --resume, the cluster path). Wall time, the one
+  // thing that differs between equal runs, stays in results.csv.
+  for (nlohmann::json& record : records) record.erase("wall_time_s");
   std::ofstream json(dir + "/results.json");
   if (!json) throw std::runtime_error("cannot write '" + dir + "/results.json'");
   json << records.dump(1) << "\n";
-  write_csv(dir + "/results.csv", records);
   write_summary(dir + "/summary.md", suite, system, results, missing);
 }
 

@@ -262,8 +262,16 @@ void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time
   const sc_time request_arrival = send(direction, entry + delay, read ? 0 : length);
   delay = request_arrival - entry;
 
+  // Until the receiver answers, the request is in its hands: what describe_pending reports.
+  Direction& dir = directions_[direction];
+  const std::uint64_t max_payload = static_cast<std::uint64_t>(config_.max_payload_bytes);
+  const std::uint64_t sent = read || length == 0 ? 1 : (length + max_payload - 1) / max_payload;
+  ++dir.undrained;
+  dir.undrained_packets += sent;
   auto& target = direction == 0 ? to_b : to_a;
   target->b_transport(payload, delay);
+  --dir.undrained;
+  dir.undrained_packets -= sent;
 
   // The target may have waited; its response is ready at the (new) local time plus its delay.
   const sc_time now = sc_core::sc_time_stamp();
@@ -296,6 +304,21 @@ bool NvLink::get_direct_mem_ptr(tlm::tlm_generic_payload& /*payload*/, tlm::tlm_
   dmi.set_start_address(0);
   dmi.set_end_address(~0ull);
   return false;
+}
+
+std::string NvLink::describe_pending() const {
+  std::string what;
+  for (int d = 0; d < 2; ++d) {
+    const Direction& dir = directions_[d];
+    if (dir.undrained == 0) continue;
+    what += (what.empty() ? "" : "; ") + std::string(name()) + " " + direction_name(d) + ": " +
+            std::to_string(dir.undrained) + " transactions (" +
+            std::to_string(dir.undrained_packets) +
+            " packets) delivered and not drained by the receiver, " +
+            std::to_string(std::min<std::uint64_t>(dir.undrained_packets, credits_)) + " of " +
+            std::to_string(credits_) + " credits";
+  }
+  return what;
 }
 
 nlohmann::json NvLink::report() const {

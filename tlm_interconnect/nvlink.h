@@ -53,6 +53,12 @@ class NvLink : public sc_core::sc_module {
   void record_packets(bool on);
   const std::vector<PacketRecord>& packets(int direction) const;
   nlohmann::json report() const;
+  // Transactions delivered to a receiver that has not answered them, per direction, e.g.
+  // "group.link0_1 a_to_b: 3 transactions (12 packets) delivered and not drained by the receiver,
+  // 12 of 16 credits"; empty if none. The calendar returns each credit `latency` after its packet
+  // arrives (a receiver drains on arrival); a receiver that never answers is a stall, and these
+  // packets are what a real receive buffer would be holding, keeping their credits.
+  std::string describe_pending() const;
 
   // Called for every packet when it is placed on the wire, with the span it holds the serialiser
   // (end = start + serialisation). Packets are reserved ahead of the current time, and one may
@@ -87,7 +93,9 @@ class NvLink : public sc_core::sc_module {
     std::size_t settled = 0;      // timeline[0, settled) start before "now": in-flight count final
     std::size_t settled_low = 0;  // first packet in flight when timeline[settled - 1] started
     LinkDirectionStats stats;
-    mutable LinkDirectionStats shown;  // stats plus the in-flight peak of packets yet to start
+    std::uint64_t undrained = 0;          // transactions in the receiver's b_transport
+    std::uint64_t undrained_packets = 0;  // their packets
+    mutable LinkDirectionStats shown;     // stats plus the in-flight peak of packets yet to start
     std::vector<PacketRecord> records;
   };
 

@@ -74,17 +74,33 @@ std::string Gpu::pending_work() const {
   if (const auto pending = l2.pending()) {
     add(std::string(l2.name()) + " holds " + std::to_string(pending) + " unfinished accesses");
   }
-  if (const auto pending = tracker.pending()) {
-    add(std::string(tracker.name()) + " holds " + std::to_string(pending) +
-        " tiles still waiting for contributions");
-  }
+  if (tracker.pending() != 0) add(tracker.describe_pending());
   if (const auto pending = dma.pending()) {
     add(std::string(dma.name()) + " holds " + std::to_string(pending) + " unfinished transfers");
   }
   if (dispatcher.status() == dispatcher::kRunning) {
     add(std::string(dispatcher.name()) + " is still running a kernel");
   }
+  // Every busy slot of every SM can be hundreds of entries: the first few name the pattern.
+  constexpr std::size_t kShownSlots = 4;
+  std::size_t slots = 0;
+  for (const auto& sm : sms_) {
+    for (std::string& slot : sm->describe_pending()) {
+      if (slots++ < kShownSlots) add(slot);
+    }
+  }
+  if (slots > kShownSlots) {
+    add("and " + std::to_string(slots - kShownSlots) + " more busy SM slots");
+  }
   return stuck;
+}
+
+std::uint64_t Gpu::progress() const {
+  std::uint64_t progress = 0;
+  for (const auto& sm : sms_) progress += sm->progress();
+  const DmaStats& moved = dma.stats();
+  const TrackerStats& counted = tracker.stats();
+  return progress + moved.pieces + moved.transfers + counted.counted_bytes + counted.fired;
 }
 
 }  // namespace t3

@@ -15,12 +15,12 @@
 #include "config/system_config.h"
 #include "models/dma/dma_engine.h"
 #include "models/gpu/device_info.h"
-#include "protocol/mmio_map.h"
 #include "models/hbm/memory_controller.h"
 #include "models/l2/l2_cache.h"
 #include "models/sm/dispatcher.h"
 #include "models/sm/sm.h"
 #include "models/tracker/tracker.h"
+#include "protocol/mmio_map.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/mmio_bus.h"
 #include "tlm_interconnect/router.h"
@@ -48,6 +48,8 @@ class Gpu : public sc_core::sc_module {
   nlohmann::json report() const;
   // What this GPU still holds at the end of a run (empty if nothing): a deadlock if not empty.
   std::string pending_work() const;
+  // Rises whenever useful work completes in this GPU (TpGroup::progress).
+  std::uint64_t progress() const;
 
   Router router;
   L2Cache l2;

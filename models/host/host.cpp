@@ -110,8 +110,8 @@ std::string Host::execute(const HostCommand& command) {
         if (sc_core::sc_time_stamp() >= give_up) {
           return where("poll", command) + ": register at " + hex(command.address) +
                  " still reads " + std::to_string(value) + ", not " +
-                 std::to_string(command.value) + ", after " +
-                 std::to_string(command.timeout_ns) + " ns";
+                 std::to_string(command.value) + ", after " + std::to_string(command.timeout_ns) +
+                 " ns";
         }
         wait(sc_core::sc_time(static_cast<double>(command.interval_ns), sc_core::SC_NS));
       }
@@ -163,6 +163,17 @@ std::string Host::execute(const HostCommand& command) {
       return {};
   }
   return where("command", command) + ": unknown command kind";
+}
+
+std::string Host::describe_pending() const {
+  if (done_ || failed()) return {};
+  const std::size_t command = finish_times_.size();
+  std::string what = std::string(name()) + " waits in command " + std::to_string(command) + " of " +
+                     std::to_string(program_.commands.size());
+  if (command < program_.commands.size() && !program_.commands[command].note.empty()) {
+    what += " (" + program_.commands[command].note + ")";
+  }
+  return what;
 }
 
 }  // namespace t3

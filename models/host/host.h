@@ -12,8 +12,8 @@
 #include <tlm>
 
 #include "models/host/barrier.h"
-#include "tlm_interconnect/payload.h"
 #include "protocol/program.h"
+#include "tlm_interconnect/payload.h"
 
 namespace t3 {
 
@@ -37,6 +37,9 @@ class Host : public sc_core::sc_module {
   const std::string& error() const { return error_; }
   // Completion time of each command executed so far (index = command index).
   const std::vector<sc_core::sc_time>& finish_times() const { return finish_times_; }
+  // The command it is still in, e.g. "group.host1 waits in command 7 of 12 (barrier: end of
+  // gemm)"; empty once its program ended (done or failed).
+  std::string describe_pending() const;
 
  private:
   void run();

@@ -2,6 +2,7 @@
 #include "models/sm/sm.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -66,6 +67,8 @@ void Sm::slot_thread(int slot_index) {
     WgDone result;
     result.tile = item.tile;
     result.sm = index_;
+    slot.kind = static_cast<int>(item.kernel->kind);
+    slot.tile = item.tile;
     switch (item.kernel->kind) {
       case dispatcher::kGemm:
         run_gemm(slot, item.kernel->gemm, item.tile, result);
@@ -79,6 +82,7 @@ void Sm::slot_thread(int slot_index) {
                                     .c_str());
         break;
     }
+    slot.kind = -1;
     ++stats_.wgs;
     done->write(result);
   }
@@ -266,22 +270,29 @@ bool Sm::post_flag(std::uint64_t address, std::uint64_t value, const T3Extension
   return true;
 }
 
-bool Sm::wait_flag(std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
+bool Sm::wait_flag(Slot& slot, std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
                    const T3Extension& extension, sc_core::sc_time interval, WgDone& result) {
   if (seen >= expected) return true;
   const sc_core::sc_time start = sc_core::sc_time_stamp();
+  slot.flag = address;
+  slot.expected = expected;
+  slot.seen = &seen;
   for (;;) {
     tlm::tlm_generic_payload* payload = make_payload(pool_, address, sizeof seen, extension);
     const bool ok = transport(*payload, result);
     if (ok) std::memcpy(&seen, payload->get_data_ptr(), sizeof seen);
     payload->release();
-    if (!ok) return false;
+    if (!ok) {
+      slot.seen = nullptr;
+      return false;
+    }
     stats_.bytes_read += sizeof seen;
     ++stats_.reads;
     ++stats_.flag_polls;
     if (seen >= expected) break;
     wait(interval);
   }
+  slot.seen = nullptr;
   stats_.flag_wait += sc_core::sc_time_stamp() - start;
   return true;
 }
@@ -398,7 +409,7 @@ bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDo
   }
   // Done when next has consumed every send: nothing of this launch is left in flight.
   const auto sends = static_cast<std::uint32_t>(c.slices * (k.ranks - 1));
-  return wait_flag(c.ack, c.flag(sends), c.seen_ack, c.flag_read, c.interval, result);
+  return wait_flag(slot, c.ack, c.flag(sends), c.seen_ack, c.flag_read, c.interval, result);
 }
 
 // Ring step `step` of slice `slice`: wait for what it receives (and for room in next's FIFO),
@@ -410,7 +421,8 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
   const bool last = step == n - 1;
   const bool receives = step > 0;
   // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
-  if (receives && !wait_flag(c.ready, c.flag(g), c.seen_ready, c.flag_read, c.interval, result)) {
+  if (receives &&
+      !wait_flag(slot, c.ready, c.flag(g), c.seen_ready, c.flag_read, c.interval, result)) {
     return false;
   }
   bool moves = true;
@@ -429,7 +441,7 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
       move.destination = c.fifo(k.next_receive(), g);
       move.store = &c.remote_write;
       // The entry's previous use (send g - depth) must have been consumed by next.
-      if (g >= k.fifo_depth && !wait_flag(c.ack, c.flag(g + 1 - k.fifo_depth), c.seen_ack,
+      if (g >= k.fifo_depth && !wait_flag(slot, c.ack, c.flag(g + 1 - k.fifo_depth), c.seen_ack,
                                           c.flag_read, c.interval, result)) {
         return false;
       }
@@ -508,6 +520,33 @@ void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements) {
       reserve_pipe(sc_core::sc_time(reduce_seconds(elements), sc_core::SC_SEC));
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   if (end > now) wait(end - now);
+}
+
+std::vector<std::string> Sm::describe_pending() const {
+  const auto hex = [](std::uint64_t value) {
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+    return std::string(text);
+  };
+  // Flag words are (sequence << 32) | count (protocol/ring.h).
+  const auto count = [](std::uint64_t value) { return std::to_string(value & 0xffffffffu); };
+  const auto sequence = [](std::uint64_t value) { return std::to_string(value >> 32); };
+  std::vector<std::string> busy;
+  for (const Slot& slot : slots_) {
+    if (slot.kind < 0) continue;
+    const bool collective = slot.kind == dispatcher::kCollective;
+    std::string what = std::string(name()) + (collective ? " channel " : " GEMM tile ") +
+                       std::to_string(slot.tile);
+    if (slot.seen != nullptr) {
+      what += " waits for the flag at " + hex(slot.flag) + " to reach count " +
+              count(slot.expected) + " of sequence " + sequence(slot.expected) + " (reads count " +
+              count(*slot.seen) + " of sequence " + sequence(*slot.seen) + ")";
+    } else {
+      what += " is running";
+    }
+    busy.push_back(std::move(what));
+  }
+  return busy;
 }
 
 nlohmann::json Sm::report() const {

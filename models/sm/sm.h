@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -47,6 +48,14 @@ class Sm : public sc_core::sc_module {
   int index() const { return index_; }
   const SmStats& stats() const { return stats_; }
   nlohmann::json report() const;
+  // Rises whenever a workgroup or one of its memory accesses completes; flag polls do not count,
+  // so a channel polling a flag nobody sets makes no progress (the stall watchdog's view).
+  std::uint64_t progress() const {
+    return stats_.wgs + stats_.reads + stats_.writes - stats_.flag_polls;
+  }
+  // What each busy workgroup slot is doing, one entry per slot, e.g. "group.gpu0.sm3 channel 2
+  // waits for the flag at 0x... to reach count 5 of sequence 1 (reads count 4)"; empty if idle.
+  std::vector<std::string> describe_pending() const;
 
   // Seconds of math-pipe time of one GEMM step of h x w outputs over k_step (first principles:
   // 2 h w k FLOPs at flops_per_clock x clock x efficiency).
@@ -64,6 +73,12 @@ class Sm : public sc_core::sc_module {
     std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
     std::vector<float> a_values, b_values, acc;
     std::vector<unsigned char> received, local;  // one piece of a collective
+    // What the slot is doing, for describe_pending (a few stores per workgroup and flag wait).
+    int kind = -1;               // dispatcher::kGemm or kCollective while busy, -1 when idle
+    std::int64_t tile = 0;       // GEMM tile or collective channel
+    std::uint64_t flag = 0;      // flag being polled, if polling
+    std::uint64_t expected = 0;  // the value it waits for
+    const std::uint64_t* seen = nullptr;  // the value last read; null when not polling
   };
   void slot_thread(int slot);
   // Returns false after a fault (recorded in `result`).
@@ -92,7 +107,7 @@ class Sm : public sc_core::sc_module {
                  WgDone& result);
   // Reads the 8-byte flag at `address` every `interval` until it is at least `expected`; `seen`
   // caches the last value read (a wait it already satisfies costs no access).
-  bool wait_flag(std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
+  bool wait_flag(Slot& slot, std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
                  const T3Extension& extension, sc_core::sc_time interval, WgDone& result);
   // Reserves the math pipe for `duration` from max(now, pipe free); returns the end time.
   sc_core::sc_time reserve_pipe(sc_core::sc_time duration);

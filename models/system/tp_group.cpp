@@ -5,6 +5,8 @@
 
 #include <tlm>
 
+#include "models/system/stall_error.h"
+
 namespace t3 {
 
 AddressMap TpGroup::checked_map(const SystemConfig& config) {
@@ -213,18 +215,27 @@ nlohmann::json TpGroup::report() const {
   return report;
 }
 
-void TpGroup::check_drained() const {
+std::uint64_t TpGroup::progress() const {
+  std::uint64_t progress = 0;
+  for (const auto& gpu : gpus_) progress += gpu->progress();
+  for (const auto& host : hosts_) progress += host->finish_times().size();
+  return progress;
+}
+
+std::string TpGroup::describe_pending() const {
   std::string stuck;
   const auto add = [&stuck](const std::string& what) {
     if (!what.empty()) stuck += (stuck.empty() ? "" : "; ") + what;
   };
   for (const auto& gpu : gpus_) add(gpu->pending_work());
-  for (const auto& host : hosts_) {
-    if (!host->done() && !host->failed())
-      add(std::string(host->name()) + " did not finish its program");
-  }
-  if (!stuck.empty()) {
-    throw std::runtime_error("simulation ended with work pending (deadlock): " + stuck);
+  for (const auto& link : links_) add(link->describe_pending());
+  for (const auto& host : hosts_) add(host->describe_pending());
+  return stuck;
+}
+
+void TpGroup::check_drained() const {
+  if (const std::string stuck = describe_pending(); !stuck.empty()) {
+    throw StallError("simulation ended with work pending (deadlock): " + stuck);
   }
 }
 

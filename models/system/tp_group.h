@@ -57,9 +57,15 @@ class TpGroup : public sc_core::sc_module {
 
   // Statistics of every block, gathered once at the end of a run.
   nlohmann::json report() const;
-  // Throws std::runtime_error naming every block that still holds work (a deadlock), including
-  // hosts that did not reach the end of their program.
+  // Throws StallError (models/system/stall_error.h) naming every block that still holds work (a
+  // deadlock), including hosts that did not reach the end of their program.
   void check_drained() const;
+  // Every block still holding work, on one line (empty if none): what check_drained reports.
+  std::string describe_pending() const;
+  // A count that rises whenever useful work completes anywhere in the group: SM workgroups and
+  // their memory accesses (not flag polls), DMA pieces and transfers, tracker counts, host
+  // commands. The stall watchdog (simulation.h) stops a run in which it stands still.
+  std::uint64_t progress() const;
 
  private:
   static AddressMap checked_map(const SystemConfig& config);

@@ -264,6 +264,28 @@ void Tracker::error(const std::string& message) {
   }
 }
 
+std::string Tracker::describe_pending(std::size_t shown) const {
+  if (in_use_ == 0) return {};
+  std::vector<const Entry*> used;
+  for (const Entry& entry : entries_) {
+    if (entry.used) used.push_back(&entry);
+  }
+  // By region and tag, so the message does not depend on the order entries were allocated in.
+  std::sort(used.begin(), used.end(), [](const Entry* a, const Entry* b) {
+    return key(a->region, a->tag) < key(b->region, b->tag);
+  });
+  std::string what =
+      std::string(name()) + " holds " + std::to_string(in_use_) + " tiles below their threshold:";
+  for (std::size_t i = 0; i < used.size() && i < shown; ++i) {
+    const Entry& e = *used[i];
+    what += (i ? ", region " : " region ") + std::to_string(e.region) + " tag " +
+            std::to_string(e.tag) + " at " + std::to_string(e.count) + " of " +
+            std::to_string(threshold_of(e.region, e.tag)) + " bytes";
+  }
+  if (used.size() > shown) what += " and " + std::to_string(used.size() - shown) + " more";
+  return what;
+}
+
 nlohmann::json Tracker::report() const {
   nlohmann::json j;
   j["entries"] = entries_.size();

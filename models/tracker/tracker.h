@@ -107,6 +107,10 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   const TrackerStats& stats() const { return stats_; }
   // Entries allocated and not fired (a non-zero value after a run: tiles never completed).
   std::size_t pending() const { return in_use_; }
+  // The entries below their threshold, e.g. "group.gpu1.tracker holds 3 tiles below their
+  // threshold: region 0 tag 5 at 4096 of 8192 bytes, ..." (the first `shown` by region and tag,
+  // then how many more); empty if none.
+  std::string describe_pending(std::size_t shown = 4) const;
   std::size_t capacity() const { return entries_.size(); }
   int gpu() const { return gpu_; }
   const std::vector<TrackerFire>& fires() const { return fires_; }

@@ -1,5 +1,6 @@
 """Exits non-zero, naming what differs, unless two sweep results.json files hold the same
-records apart from wall_time_s (the only field that may differ between equal runs).
+records apart from wall_time_s (the only field that may differ between equal runs; a sweep's
+results.json no longer has it, but a `t3sim compare --json` document does), naming the record.
 
     same_results.py A/results.json B/results.json
 """

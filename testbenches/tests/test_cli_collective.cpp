@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -129,6 +130,30 @@ TEST_CASE("cli collective --impl ring-dma-nmc rejects --channels (exit 2) naming
   const std::string output((std::istreambuf_iterator<char>(file)),
                            std::istreambuf_iterator<char>());
   CHECK_THAT(output, Catch::Contains("--channels applies to --impl ring-sm only"));
+}
+
+TEST_CASE("cli collective --omit-rank stalls: exit 2 with a one-line diagnosis naming the flags",
+          "[cli][collective][stall]") {
+  // Rank 3 never launches, so the others' channels poll flags nobody sets until the watchdog
+  // (sim.stall_timeout_ns, 20 us here) stops the run.
+  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/collective_omit_rank.log";
+  const std::string command = std::string("\"") + T3SIM_BINARY +
+                              "\" collective --op all-reduce --tp 4 --bytes 65536 --omit-rank 3 "
+                              "--set sim.stall_timeout_ns=20000 > \"" +
+                              log + "\" 2>&1";
+  const int status = std::system(command.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  std::ifstream file(log);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(file, line);) lines.push_back(line);
+  REQUIRE(lines.size() == 1);
+  INFO(lines[0]);
+  CHECK_THAT(lines[0], Catch::StartsWith("t3sim: stall: nothing completed from "));
+  CHECK_THAT(lines[0], Catch::Contains("(sim.stall_timeout_ns = 20000)"));
+  CHECK_THAT(lines[0], Catch::Contains("group.gpu0.sm0 channel 0 waits for the flag at 0x"));
+  CHECK_THAT(lines[0], Catch::Contains("group.host2 waits in command"));
+  CHECK_THAT(lines[0], !Catch::Contains("group.host3"));  // it had nothing to do
 }
 
 TEST_CASE("cli collective of any size: one element, an uneven buffer, both rings",
