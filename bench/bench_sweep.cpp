@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -127,8 +128,14 @@ int main(int argc, char* argv[]) {
   const Options options = parse(argc, argv);
   const Sweep sweep = run_sweep(options.t3sim, options, options.out);
 
-  std::ifstream file(options.out + "/results.json");
-  const nlohmann::json records = nlohmann::json::parse(file);
+  // Each workload's point file keeps its runs' wall times (results.json leaves them out, so that
+  // equal sweeps give equal files).
+  nlohmann::json records = nlohmann::json::array();
+  for (const auto& entry : std::filesystem::directory_iterator(options.out + "/points")) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream file(entry.path());
+    for (auto& record : nlohmann::json::parse(file)) records.push_back(std::move(record));
+  }
   double transactions = 0, simulated_runs = 0, run_seconds = 0, slowest = 0;
   std::string slowest_name;
   for (const auto& record : records) {
