@@ -11,6 +11,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "tlm_interconnect/error_log.h"
+
 namespace t3 {
 
 class MmioBus : public sc_core::sc_module {
@@ -30,6 +32,11 @@ class MmioBus : public sc_core::sc_module {
   };
   const std::vector<Region>& regions() const { return regions_; }
 
+  // Accesses that hit no region answer TLM_ADDRESS_ERROR_RESPONSE; all are counted, the first 64
+  // are described here (and reported).
+  const std::vector<std::string>& address_errors() const { return address_errors_.messages(); }
+  std::uint64_t address_error_count() const { return address_errors_.count(); }
+
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);
@@ -37,6 +44,7 @@ class MmioBus : public sc_core::sc_module {
   std::uint64_t base_;
   std::uint64_t size_;
   std::vector<Region> regions_;
+  ErrorLog address_errors_;
 };
 
 }  // namespace t3

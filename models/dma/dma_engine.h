@@ -40,6 +40,7 @@
 
 #include "config/system_config.h"
 #include "protocol/dma_registers.h"
+#include "tlm_interconnect/error_log.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/payload.h"
 #include "tlm_interconnect/register_block.h"
@@ -101,7 +102,8 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   // Notified (delta) whenever the engine becomes idle: nothing queued, nothing running.
   const sc_core::sc_event& idle_event() const { return idle_event_; }
   const std::vector<DmaTransfer>& transfers() const { return transfers_; }
-  const std::vector<std::string>& errors() const { return errors_; }
+  // Error messages, the first kMaxErrorMessages of them.
+  const std::vector<std::string>& errors() const { return errors_.messages(); }
   int gpu() const { return gpu_; }
   nlohmann::json report() const;
 
@@ -128,7 +130,6 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   void lane(Lane& lane);  // a piece mover, spawned on demand
   void move(Lane& lane);  // reads then writes/updates one piece
   Lane& idle_lane();
-  void fail(const std::string& message);
 
   DmaConfig config_;
   int gpu_;
@@ -147,7 +148,7 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   PayloadPool pool_;
   DmaStats stats_;
   std::vector<DmaTransfer> transfers_;
-  std::vector<std::string> errors_;
+  ErrorLog errors_;
 };
 
 }  // namespace t3

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/error_log.h"
 
 namespace t3 {
 
@@ -15,7 +16,7 @@ namespace {
 
 constexpr const char* kMsgType = "t3/hbm";
 // Rejections are reported one by one up to this many, then only counted.
-constexpr std::uint64_t kReportedRejections = 16;
+constexpr std::size_t kReportedRejections = 16;
 
 int index(Op op) {
   return static_cast<int>(op);
@@ -74,7 +75,12 @@ struct MemoryController::Impl {
   };
 
   Impl(MemoryController& owner, const HbmConfig& config, SimMode mode, std::uint64_t base)
-      : owner(owner), config(config), mode(mode), base(base), stats(owner.stats_) {
+      : owner(owner),
+        config(config),
+        mode(mode),
+        base(base),
+        stats(owner.stats_),
+        rejections(kMsgType, kReportedRejections) {
     const double resolution_s = sc_core::sc_get_time_resolution().to_seconds();
     units_per_byte =
         static_cast<double>(config.channels) / (config.bandwidth_GBps * 1e9) / resolution_s;
@@ -102,9 +108,8 @@ struct MemoryController::Impl {
   void reject(tlm::tlm_generic_payload& payload, tlm::tlm_response_status status,
               const std::string& why) {
     payload.set_response_status(status);
-    if (stats.rejected++ < kReportedRejections) {
-      SC_REPORT_INFO(kMsgType, (std::string(owner.name()) + ": " + why).c_str());
-    }
+    ++stats.rejected;
+    rejections.add(std::string(owner.name()) + ": " + why);
   }
 
   // Validates, splits and schedules one access; the caller's thread waits for it here.
@@ -390,6 +395,7 @@ struct MemoryController::Impl {
   const SimMode mode;
   const std::uint64_t base;
   HbmStats& stats;
+  ErrorLog rejections;
   double units_per_byte = 0;  // time-resolution units of data-bus time per byte, one channel
   double resolution_ns = 0;
   sc_core::sc_time latency;
