@@ -10,13 +10,13 @@ constexpr std::size_t kKeptAddressErrors = 64;
 
 MmioBus::MmioBus(sc_core::sc_module_name name, std::uint64_t window_base, std::uint64_t window_size)
     : sc_module(name),
-      socket("socket"),
+      in("in"),
       out("out"),
       base_(window_base),
       size_(window_size),
       address_errors_(this->name(), kKeptAddressErrors) {
-  socket.register_b_transport(this, &MmioBus::b_transport);
-  socket.register_transport_dbg(this, &MmioBus::transport_dbg);
+  in.register_b_transport(this, &MmioBus::b_transport);
+  in.register_transport_dbg(this, &MmioBus::transport_dbg);
 }
 
 int MmioBus::add_region(std::string region_name, std::uint64_t offset, std::uint64_t size) {

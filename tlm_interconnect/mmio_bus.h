@@ -17,7 +17,7 @@ namespace t3 {
 
 class MmioBus : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<MmioBus> socket;
+  tlm_utils::simple_target_socket<MmioBus> in;
   tlm_utils::multi_passthrough_initiator_socket<MmioBus> out;  // one port per region, in order
 
   MmioBus(sc_core::sc_module_name name, std::uint64_t window_base, std::uint64_t window_size);

@@ -40,7 +40,7 @@ struct DmaEngine::Lane {
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
                      sc_core::sc_time mmio_latency, int gpu)
     : RegisterBlock(name, mmio_latency),
-      initiator("initiator"),
+      out("out"),
       trigger_export("trigger_export"),
       config_(config),
       gpu_(gpu),
@@ -261,7 +261,7 @@ void DmaEngine::move(Lane& lane) {
   extension.cache_hint = CacheHint::Uncached;
   tlm::tlm_generic_payload* payload = make_payload(pool_, lane.source, lane.bytes, extension);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  initiator->b_transport(*payload, delay);
+  out->b_transport(*payload, delay);
   if (delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (!payload->is_response_ok()) {
     ++stats_.errors;
@@ -282,7 +282,7 @@ void DmaEngine::move(Lane& lane) {
   payload->set_streaming_width(lane.bytes);
   payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   delay = sc_core::SC_ZERO_TIME;
-  initiator->b_transport(*payload, delay);
+  out->b_transport(*payload, delay);
   if (delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (!payload->is_response_ok()) {
     ++stats_.errors;

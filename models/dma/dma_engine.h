@@ -7,7 +7,7 @@
 // - A transfer is cut into pieces of at most dma.chunk_bytes (rounded down to 4 bytes so updates
 //   stay whole elements). Each piece reads the source (traffic class Communication, Uncached, no
 //   tag) and then writes or updates the destination with the data it read (Communication,
-//   Uncached, the request's tag and element type), through `initiator` (bind it to the GPU's
+//   Uncached, the request's tag and element type), through `out` (bind it to the GPU's
 //   router, which reaches every GPU's HBM).
 // - Pacing: one reservation calendar for the whole engine. A piece of b bytes occupies
 //   b / dma.bandwidth_GBps of engine time; it is issued when its slot starts. A transfer keeps up
@@ -81,7 +81,7 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
  public:
   // Memory side: bind to the GPU's router (router.in). The register file's target socket is
   // RegisterBlock::socket, bound to the MMIO bus like every register block's.
-  tlm_utils::simple_initiator_socket<DmaEngine> initiator;
+  tlm_utils::simple_initiator_socket<DmaEngine> out;
   sc_core::sc_export<DmaTriggerIf> trigger_export;  // bind Tracker::dma here
 
   // Pieces a transfer keeps outstanding at most (a design constant: 32 x 16 KiB covers an NVLink
