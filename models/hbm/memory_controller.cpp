@@ -114,6 +114,28 @@ struct MemoryController::Impl {
 
   // Validates, splits and schedules one access; the caller's thread waits for it here.
   void transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+    const std::optional<T3Extension> extension = validate(payload);
+    if (!extension) return;  // answered with an error response
+    if (payload.get_data_length() == 0) {
+      payload.set_response_status(tlm::TLM_OK_RESPONSE);
+      return;
+    }
+    Transaction& transaction = open(payload, *extension, sc_core::sc_time_stamp() + delay);
+    split(transaction, payload.get_address() - base, payload.get_data_length());
+    schedule_arrival(transaction, delay);
+
+    ++inside;
+    sc_core::wait(transaction.done);
+    --inside;
+
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = sc_core::SC_ZERO_TIME;
+    free_transactions.push_back(&transaction);
+  }
+
+  // The access's extension if the controller can serve it; otherwise answers it with an error
+  // response, says why, and returns nothing.
+  std::optional<T3Extension> validate(tlm::tlm_generic_payload& payload) {
     const std::uint64_t address = payload.get_address();
     const std::uint64_t length = payload.get_data_length();
     const std::uint64_t offset = address - base;
@@ -123,11 +145,11 @@ struct MemoryController::Impl {
              "access of " + std::to_string(length) + " bytes at " + hex(address) +
                  " leaves the HBM window [" + hex(base) + ", " + hex(base + config.capacity_bytes) +
                  ")");
-      return;
+      return std::nullopt;
     }
     if (const auto error = memory_payload_error(payload)) {
       reject(payload, error->status, error->reason + " at " + hex(address));
-      return;
+      return std::nullopt;
     }
     const T3Extension extension = T3Extension::get(payload);
     // Sub-requests split at granule boundaries; an element-aligned update keeps every element
@@ -136,17 +158,18 @@ struct MemoryController::Impl {
       reject(payload, tlm::TLM_ADDRESS_ERROR_RESPONSE,
              "update at " + hex(address) + " is not aligned to its " +
                  to_string(extension.element) + " elements");
-      return;
+      return std::nullopt;
     }
     if (mode == SimMode::Functional && length > 0 && payload.get_data_ptr() == nullptr) {
       reject(payload, tlm::TLM_GENERIC_ERROR_RESPONSE, "functional access without data");
-      return;
+      return std::nullopt;
     }
-    if (length == 0) {
-      payload.set_response_status(tlm::TLM_OK_RESPONSE);
-      return;
-    }
+    return extension;
+  }
 
+  // A pooled transaction for the access, arriving at `arrival`, not split yet.
+  Transaction& open(const tlm::tlm_generic_payload& payload, const T3Extension& extension,
+                    sc_core::sc_time arrival) {
     Transaction& transaction = acquire();
     transaction.data = payload.get_data_ptr();
     transaction.op = extension.op;
@@ -155,15 +178,21 @@ struct MemoryController::Impl {
     transaction.tag = extension.tag;
     transaction.origin = extension.origin;
     transaction.unit_kind = extension.unit_kind;
-    transaction.arrival = sc_core::sc_time_stamp() + delay;
+    transaction.arrival = arrival;
     transaction.finish = sc_core::SC_ZERO_TIME;
-    transaction.subs.clear();
+    return transaction;
+  }
+
+  // Cuts [offset, offset + length) at interleave granules into sub-requests, one per run of
+  // granules on the same channel.
+  void split(Transaction& transaction, std::uint64_t offset, std::uint64_t length) {
     const auto granule = static_cast<std::uint64_t>(config.interleave_bytes);
+    auto& subs = transaction.subs;
+    subs.clear();
     for (std::uint64_t done = 0; done < length;) {
       const std::uint64_t at = offset + done;
       const std::uint64_t chunk = std::min(length - done, granule - at % granule);
       const int channel = channel_of(at);
-      auto& subs = transaction.subs;
       if (!subs.empty() && subs.back().channel == channel) {
         subs.back().bytes += static_cast<std::uint32_t>(chunk);  // a run on one channel
       } else {
@@ -172,21 +201,15 @@ struct MemoryController::Impl {
       }
       done += chunk;
     }
-    transaction.unserved = transaction.subs.size();
+    transaction.unserved = subs.size();
+  }
 
-    // Arrival is scheduled, not waited for: the caller's annotated delay is when the request
-    // reaches the controller, and the method admits it then.
+  // Arrival is scheduled, not waited for: the caller's annotated delay is when the request
+  // reaches the controller, and the method admits it then.
+  void schedule_arrival(Transaction& transaction, sc_core::sc_time delay) {
     arrivals.push_back({transaction.arrival, issue_order++, &transaction});
     std::push_heap(arrivals.begin(), arrivals.end(), std::greater<>());
     wake.notify(delay);
-
-    ++inside;
-    sc_core::wait(transaction.done);
-    --inside;
-
-    payload.set_response_status(tlm::TLM_OK_RESPONSE);
-    delay = sc_core::SC_ZERO_TIME;
-    free_transactions.push_back(&transaction);
   }
 
   Transaction& acquire() {
