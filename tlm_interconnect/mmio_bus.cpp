@@ -4,10 +4,19 @@
 
 namespace t3 {
 
+namespace {
+constexpr std::size_t kKeptAddressErrors = 64;
+}
+
 MmioBus::MmioBus(sc_core::sc_module_name name, std::uint64_t window_base, std::uint64_t window_size)
-    : sc_module(name), socket("socket"), out("out"), base_(window_base), size_(window_size) {
-  socket.register_b_transport(this, &MmioBus::b_transport);
-  socket.register_transport_dbg(this, &MmioBus::transport_dbg);
+    : sc_module(name),
+      in("in"),
+      out("out"),
+      base_(window_base),
+      size_(window_size),
+      address_errors_(this->name(), kKeptAddressErrors) {
+  in.register_b_transport(this, &MmioBus::b_transport);
+  in.register_transport_dbg(this, &MmioBus::transport_dbg);
 }
 
 int MmioBus::add_region(std::string region_name, std::uint64_t offset, std::uint64_t size) {
@@ -39,7 +48,7 @@ void MmioBus::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& d
   const std::uint64_t address = payload.get_address();
   const int port = find(address, payload.get_data_length());
   if (port < 0) {
-    SC_REPORT_INFO(name(), ("no register block at address " + hex(address)).c_str());
+    address_errors_.add("no register block at address " + hex(address));
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return;
   }

@@ -11,11 +11,13 @@
 #include <systemc>
 #include <tlm>
 
+#include "tlm_interconnect/error_log.h"
+
 namespace t3 {
 
 class MmioBus : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<MmioBus> socket;
+  tlm_utils::simple_target_socket<MmioBus> in;
   tlm_utils::multi_passthrough_initiator_socket<MmioBus> out;  // one port per region, in order
 
   MmioBus(sc_core::sc_module_name name, std::uint64_t window_base, std::uint64_t window_size);
@@ -30,6 +32,11 @@ class MmioBus : public sc_core::sc_module {
   };
   const std::vector<Region>& regions() const { return regions_; }
 
+  // Accesses that hit no region answer TLM_ADDRESS_ERROR_RESPONSE; all are counted, the first 64
+  // are described here (and reported).
+  const std::vector<std::string>& address_errors() const { return address_errors_.messages(); }
+  std::uint64_t address_error_count() const { return address_errors_.count(); }
+
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);
@@ -37,6 +44,7 @@ class MmioBus : public sc_core::sc_module {
   std::uint64_t base_;
   std::uint64_t size_;
   std::vector<Region> regions_;
+  ErrorLog address_errors_;
 };
 
 }  // namespace t3

@@ -4,6 +4,10 @@
 
 namespace t3 {
 
+namespace {
+constexpr std::size_t kKeptAddressErrors = 64;
+}
+
 Rotator::Rotator(sc_core::sc_module_name name, const AddressMap& map, const RotationMap& rotation,
                  Shift shift, int far_gpu)
     : sc_core::sc_module(name),
@@ -13,7 +17,8 @@ Rotator::Rotator(sc_core::sc_module_name name, const AddressMap& map, const Rota
       map_(map),
       rotation_(rotation),
       shift_(shift),
-      far_gpu_(far_gpu) {
+      far_gpu_(far_gpu),
+      address_errors_(this->name(), kKeptAddressErrors) {
   in.register_b_transport(this, &Rotator::b_transport);
   in.register_transport_dbg(this, &Rotator::transport_dbg);
 }
@@ -23,7 +28,7 @@ bool Rotator::rotate(tlm::tlm_generic_payload& payload, Saved& saved) {
   const std::uint64_t bytes = payload.get_data_length();
   const auto decoded = map_.decode(saved.address, bytes);
   if (!decoded) {
-    SC_REPORT_INFO(name(), ("no GPU owns " + hex(saved.address)).c_str());
+    address_errors_.add("no GPU owns " + hex(saved.address));
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return false;
   }
@@ -35,9 +40,8 @@ bool Rotator::rotate(tlm::tlm_generic_payload& payload, Saved& saved) {
     const bool split = bytes > 0 && rotate_hbm_offset(rotation_, decoded->offset + bytes - 1,
                                                       shift) != offset + bytes - 1;
     if (split) {
-      SC_REPORT_INFO(name(), ("access at " + hex(saved.address) + " of " + std::to_string(bytes) +
-                              " bytes crosses a chunk of the rotation band")
-                                 .c_str());
+      address_errors_.add("access at " + hex(saved.address) + " of " + std::to_string(bytes) +
+                          " bytes crosses a chunk of the rotation band");
       payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
       return false;
     }

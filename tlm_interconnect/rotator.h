@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -18,6 +19,7 @@
 
 #include "protocol/rotation.h"
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/error_log.h"
 
 namespace t3 {
 
@@ -37,6 +39,10 @@ class Rotator : public sc_core::sc_module {
           Shift shift, int far_gpu = 0);
 
   std::uint64_t transactions() const { return transactions_; }
+  // Accesses it cannot rotate answer TLM_ADDRESS_ERROR_RESPONSE; all are counted, the first 64
+  // are described here (and reported).
+  const std::vector<std::string>& address_errors() const { return address_errors_.messages(); }
+  std::uint64_t address_error_count() const { return address_errors_.count(); }
 
  private:
   struct Saved {
@@ -56,6 +62,7 @@ class Rotator : public sc_core::sc_module {
   Shift shift_;
   int far_gpu_;
   std::uint64_t transactions_ = 0;
+  ErrorLog address_errors_;
 };
 
 }  // namespace t3

@@ -5,7 +5,7 @@
 namespace t3 {
 
 namespace {
-constexpr std::size_t kMaxAddressErrors = 64;
+constexpr std::size_t kKeptAddressErrors = 64;
 }
 
 // DMI: the router registers no get_direct_mem_ptr callback, so the multi-passthrough socket's
@@ -17,7 +17,8 @@ Router::Router(sc_core::sc_module_name name, const AddressMap& map, sc_core::sc_
       out("out"),
       map_(map),
       latency_(latency),
-      routes_(static_cast<std::size_t>(map.gpus()) * 2, -1) {
+      routes_(static_cast<std::size_t>(map.gpus()) * 2, -1),
+      address_errors_(this->name(), kKeptAddressErrors) {
   in.register_b_transport(this, &Router::b_transport);
   in.register_transport_dbg(this, &Router::transport_dbg);
 }
@@ -63,12 +64,9 @@ int Router::route(const tlm::tlm_generic_payload& payload) {
 void Router::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const int port = route(payload);
   if (port < 0) {
-    std::string message = std::string(name()) + ": no route for address " +
-                          hex(payload.get_address()) + " (" +
-                          std::to_string(payload.get_data_length()) + " bytes)";
-    SC_REPORT_INFO(name(), message.c_str());
-    ++address_error_count_;
-    if (address_errors_.size() < kMaxAddressErrors) address_errors_.push_back(std::move(message));
+    address_errors_.add(std::string(name()) + ": no route for address " +
+                        hex(payload.get_address()) + " (" +
+                        std::to_string(payload.get_data_length()) + " bytes)");
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     delay += latency_;  // the decode that failed took the router's time too
     return;
@@ -111,7 +109,7 @@ nlohmann::json Router::report() const {
           {"transactions", total_transactions},
           {"bytes", total_bytes},
           {"ports", ports},
-          {"address_errors", address_error_count_}};
+          {"address_errors", address_errors_.count()}};
 }
 
 }  // namespace t3

@@ -14,6 +14,7 @@
 #include <tlm>
 
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/error_log.h"
 
 namespace t3 {
 
@@ -27,9 +28,10 @@ class Router : public sc_core::sc_module {
   // Traffic for `window` of GPU `gpu` leaves through out[port].
   void set_route(int gpu, Window window, int port);
 
-  // Unroutable accesses answer TLM_ADDRESS_ERROR_RESPONSE; each is also described here (bounded).
-  const std::vector<std::string>& address_errors() const { return address_errors_; }
-  std::uint64_t address_error_count() const { return address_error_count_; }
+  // Unroutable accesses answer TLM_ADDRESS_ERROR_RESPONSE; all are counted, the first 64 are
+  // described here (and reported).
+  const std::vector<std::string>& address_errors() const { return address_errors_.messages(); }
+  std::uint64_t address_error_count() const { return address_errors_.count(); }
   std::uint64_t transactions(int port) const;
   std::uint64_t bytes(int port) const;
   nlohmann::json report() const;
@@ -45,8 +47,7 @@ class Router : public sc_core::sc_module {
   std::vector<int> routes_;  // [gpu * 2 + window] -> port, -1 if none
   std::vector<std::uint64_t> transactions_;
   std::vector<std::uint64_t> bytes_;
-  std::vector<std::string> address_errors_;
-  std::uint64_t address_error_count_ = 0;
+  ErrorLog address_errors_;  // every unroutable access counted, the first 64 kept and reported
 };
 
 }  // namespace t3

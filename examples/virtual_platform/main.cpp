@@ -202,9 +202,9 @@ struct Platform : sc_core::sc_module {
         tracker("tracker", config.tracker, sc_time(config.mmio.latency_ns, SC_NS), 0),
         dma("dma", config.dma, sc_time(config.mmio.latency_ns, SC_NS), 0) {
     cpu.socket.bind(bus.in);
-    dma.initiator.bind(bus.in);
+    dma.out.bind(bus.in);
     bus.out.bind(hbm0.socket);  // port 0
-    bus.out.bind(mmio.socket);  // port 1
+    bus.out.bind(mmio.in);      // port 1
     bus.out.bind(hbm1.socket);  // port 2
     bus.set_route(0, t3::Window::Hbm, 0);
     bus.set_route(0, t3::Window::Mmio, 1);

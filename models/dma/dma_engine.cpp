@@ -40,12 +40,13 @@ struct DmaEngine::Lane {
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
                      sc_core::sc_time mmio_latency, int gpu)
     : RegisterBlock(name, mmio_latency),
-      initiator("initiator"),
+      out("out"),
       trigger_export("trigger_export"),
       config_(config),
       gpu_(gpu),
       prefix_("gpu" + std::to_string(gpu) + " dma: "),
-      descriptors_(kDescriptors) {
+      descriptors_(kDescriptors),
+      errors_(kMsgType, kMaxErrorMessages) {
   if (!(config.bandwidth_GBps > 0)) throw ConfigError("dma.bandwidth_GBps: must be positive");
   if (config.in_flight < 1) throw ConfigError("dma.in_flight: must be at least 1");
   if (config.chunk_bytes < 4) throw ConfigError("dma.chunk_bytes: must be at least 4");
@@ -112,13 +113,6 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
 
 DmaEngine::~DmaEngine() = default;
 
-void DmaEngine::fail(const std::string& message) {
-  if (errors_.size() < kMaxErrorMessages) {
-    errors_.push_back(message);
-    SC_REPORT_INFO(kMsgType, message.c_str());
-  }
-}
-
 void DmaEngine::clear(std::uint32_t value) {
   if (value != 1) return;
   stats_ = DmaStats{};
@@ -130,7 +124,7 @@ void DmaEngine::doorbell(int d, std::uint32_t value) {
   const std::string which = prefix_ + "descriptor " + std::to_string(d);
   if (x.state == kStateQueued || x.state == kStateRunning) {
     ++stats_.rejected;
-    fail(which + " rung while queued or running; refused");
+    errors_.add(which + " rung while queued or running; refused");
     return;
   }
   const bool valid =
@@ -140,8 +134,8 @@ void DmaEngine::doorbell(int d, std::uint32_t value) {
   if (!valid) {
     x.state = kStateFailed;
     ++stats_.rejected;
-    fail(which + " is invalid (SIZE " + std::to_string(x.size) + ", OP " + std::to_string(x.op) +
-         ", ELEMENT " + std::to_string(x.element) + "); refused");
+    errors_.add(which + " is invalid (SIZE " + std::to_string(x.size) + ", OP " +
+                std::to_string(x.op) + ", ELEMENT " + std::to_string(x.element) + "); refused");
     return;
   }
   x.state = kStateQueued;
@@ -156,9 +150,9 @@ void DmaEngine::trigger(const DmaRequest& request) {
       request.source + request.bytes < request.source ||
       request.destination + request.bytes < request.destination) {
     ++stats_.rejected;
-    fail(prefix_ + "trigger from region " + std::to_string(request.descriptor) + " (tag " +
-         std::to_string(request.tag) + ", " + std::to_string(request.bytes) + " bytes, " +
-         to_string(request.op) + ") is invalid; refused");
+    errors_.add(prefix_ + "trigger from region " + std::to_string(request.descriptor) + " (tag " +
+                std::to_string(request.tag) + ", " + std::to_string(request.bytes) + " bytes, " +
+                to_string(request.op) + ") is invalid; refused");
     return;
   }
   ++stats_.triggered;
@@ -267,13 +261,14 @@ void DmaEngine::move(Lane& lane) {
   extension.cache_hint = CacheHint::Uncached;
   tlm::tlm_generic_payload* payload = make_payload(pool_, lane.source, lane.bytes, extension);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  initiator->b_transport(*payload, delay);
+  out->b_transport(*payload, delay);
   if (delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (!payload->is_response_ok()) {
     ++stats_.errors;
     lane.slot->error = true;
-    fail(prefix_ + "read of " + std::to_string(lane.bytes) + " bytes at " + hex(lane.source) +
-         " failed: " + payload->get_response_string() + " (tag " + std::to_string(lane.tag) + ")");
+    errors_.add(prefix_ + "read of " + std::to_string(lane.bytes) + " bytes at " +
+                hex(lane.source) + " failed: " + payload->get_response_string() + " (tag " +
+                std::to_string(lane.tag) + ")");
     payload->release();
     return;
   }
@@ -287,14 +282,14 @@ void DmaEngine::move(Lane& lane) {
   payload->set_streaming_width(lane.bytes);
   payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   delay = sc_core::SC_ZERO_TIME;
-  initiator->b_transport(*payload, delay);
+  out->b_transport(*payload, delay);
   if (delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (!payload->is_response_ok()) {
     ++stats_.errors;
     lane.slot->error = true;
-    fail(prefix_ + to_string(lane.op) + " of " + std::to_string(lane.bytes) + " bytes at " +
-         hex(lane.destination) + " failed: " + payload->get_response_string() + " (tag " +
-         std::to_string(lane.tag) + ")");
+    errors_.add(prefix_ + to_string(lane.op) + " of " + std::to_string(lane.bytes) + " bytes at " +
+                hex(lane.destination) + " failed: " + payload->get_response_string() + " (tag " +
+                std::to_string(lane.tag) + ")");
   } else {
     ++stats_.pieces;
     (lane.op == Op::Update ? stats_.bytes_updated : stats_.bytes_written) += lane.bytes;

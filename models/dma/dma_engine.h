@@ -7,7 +7,7 @@
 // - A transfer is cut into pieces of at most dma.chunk_bytes (rounded down to 4 bytes so updates
 //   stay whole elements). Each piece reads the source (traffic class Communication, Uncached, no
 //   tag) and then writes or updates the destination with the data it read (Communication,
-//   Uncached, the request's tag and element type), through `initiator` (bind it to the GPU's
+//   Uncached, the request's tag and element type), through `out` (bind it to the GPU's
 //   router, which reaches every GPU's HBM).
 // - Pacing: one reservation calendar for the whole engine. A piece of b bytes occupies
 //   b / dma.bandwidth_GBps of engine time; it is issued when its slot starts. A transfer keeps up
@@ -40,6 +40,7 @@
 
 #include "config/system_config.h"
 #include "protocol/dma_registers.h"
+#include "tlm_interconnect/error_log.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/payload.h"
 #include "tlm_interconnect/register_block.h"
@@ -80,7 +81,7 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
  public:
   // Memory side: bind to the GPU's router (router.in). The register file's target socket is
   // RegisterBlock::socket, bound to the MMIO bus like every register block's.
-  tlm_utils::simple_initiator_socket<DmaEngine> initiator;
+  tlm_utils::simple_initiator_socket<DmaEngine> out;
   sc_core::sc_export<DmaTriggerIf> trigger_export;  // bind Tracker::dma here
 
   // Pieces a transfer keeps outstanding at most (a design constant: 32 x 16 KiB covers an NVLink
@@ -101,7 +102,8 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   // Notified (delta) whenever the engine becomes idle: nothing queued, nothing running.
   const sc_core::sc_event& idle_event() const { return idle_event_; }
   const std::vector<DmaTransfer>& transfers() const { return transfers_; }
-  const std::vector<std::string>& errors() const { return errors_; }
+  // Error messages, the first kMaxErrorMessages of them.
+  const std::vector<std::string>& errors() const { return errors_.messages(); }
   int gpu() const { return gpu_; }
   nlohmann::json report() const;
 
@@ -128,7 +130,6 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   void lane(Lane& lane);  // a piece mover, spawned on demand
   void move(Lane& lane);  // reads then writes/updates one piece
   Lane& idle_lane();
-  void fail(const std::string& message);
 
   DmaConfig config_;
   int gpu_;
@@ -147,7 +148,7 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   PayloadPool pool_;
   DmaStats stats_;
   std::vector<DmaTransfer> transfers_;
-  std::vector<std::string> errors_;
+  ErrorLog errors_;
 };
 
 }  // namespace t3

@@ -26,7 +26,7 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
   // point of coherence and needs no protocol with other GPUs.
   router.out.bind(l2.in);
   l2.out.bind(memory.socket);
-  router.out.bind(mmio.socket);
+  router.out.bind(mmio.in);
   router.set_route(index, Window::Hbm, kMemoryPort);
   router.set_route(index, Window::Mmio, kMmioPort);
   mmio.add_region("device_info", kDeviceInfoOffset, kRegisterBlockSize);
@@ -41,7 +41,7 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
   // engine, which reaches any GPU's HBM through the router like any other initiator.
   memory.watch.bind(tracker.watch_export);
   tracker.dma.bind(dma.trigger_export);
-  dma.initiator.bind(router.in);
+  dma.out.bind(router.in);
   dispatcher.irq.bind(interrupt);
   for (int i = 0; i < config.sm.count; ++i) {
     sms_.push_back(std::make_unique<Sm>(("sm" + std::to_string(i)).c_str(), config.sm,

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/error_log.h"
 
 namespace t3 {
 
@@ -15,7 +16,7 @@ namespace {
 
 constexpr const char* kMsgType = "t3/hbm";
 // Rejections are reported one by one up to this many, then only counted.
-constexpr std::uint64_t kReportedRejections = 16;
+constexpr std::size_t kReportedRejections = 16;
 
 int index(Op op) {
   return static_cast<int>(op);
@@ -74,7 +75,12 @@ struct MemoryController::Impl {
   };
 
   Impl(MemoryController& owner, const HbmConfig& config, SimMode mode, std::uint64_t base)
-      : owner(owner), config(config), mode(mode), base(base), stats(owner.stats_) {
+      : owner(owner),
+        config(config),
+        mode(mode),
+        base(base),
+        stats(owner.stats_),
+        rejections(kMsgType, kReportedRejections) {
     const double resolution_s = sc_core::sc_get_time_resolution().to_seconds();
     units_per_byte =
         static_cast<double>(config.channels) / (config.bandwidth_GBps * 1e9) / resolution_s;
@@ -102,13 +108,34 @@ struct MemoryController::Impl {
   void reject(tlm::tlm_generic_payload& payload, tlm::tlm_response_status status,
               const std::string& why) {
     payload.set_response_status(status);
-    if (stats.rejected++ < kReportedRejections) {
-      SC_REPORT_INFO(kMsgType, (std::string(owner.name()) + ": " + why).c_str());
-    }
+    ++stats.rejected;
+    rejections.add(std::string(owner.name()) + ": " + why);
   }
 
   // Validates, splits and schedules one access; the caller's thread waits for it here.
   void transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+    const std::optional<T3Extension> extension = validate(payload);
+    if (!extension) return;  // answered with an error response
+    if (payload.get_data_length() == 0) {
+      payload.set_response_status(tlm::TLM_OK_RESPONSE);
+      return;
+    }
+    Transaction& transaction = open(payload, *extension, sc_core::sc_time_stamp() + delay);
+    split(transaction, payload.get_address() - base, payload.get_data_length());
+    schedule_arrival(transaction, delay);
+
+    ++inside;
+    sc_core::wait(transaction.done);
+    --inside;
+
+    payload.set_response_status(tlm::TLM_OK_RESPONSE);
+    delay = sc_core::SC_ZERO_TIME;
+    free_transactions.push_back(&transaction);
+  }
+
+  // The access's extension if the controller can serve it; otherwise answers it with an error
+  // response, says why, and returns nothing.
+  std::optional<T3Extension> validate(tlm::tlm_generic_payload& payload) {
     const std::uint64_t address = payload.get_address();
     const std::uint64_t length = payload.get_data_length();
     const std::uint64_t offset = address - base;
@@ -118,11 +145,11 @@ struct MemoryController::Impl {
              "access of " + std::to_string(length) + " bytes at " + hex(address) +
                  " leaves the HBM window [" + hex(base) + ", " + hex(base + config.capacity_bytes) +
                  ")");
-      return;
+      return std::nullopt;
     }
     if (const auto error = memory_payload_error(payload)) {
       reject(payload, error->status, error->reason + " at " + hex(address));
-      return;
+      return std::nullopt;
     }
     const T3Extension extension = T3Extension::get(payload);
     // Sub-requests split at granule boundaries; an element-aligned update keeps every element
@@ -131,17 +158,18 @@ struct MemoryController::Impl {
       reject(payload, tlm::TLM_ADDRESS_ERROR_RESPONSE,
              "update at " + hex(address) + " is not aligned to its " +
                  to_string(extension.element) + " elements");
-      return;
+      return std::nullopt;
     }
     if (mode == SimMode::Functional && length > 0 && payload.get_data_ptr() == nullptr) {
       reject(payload, tlm::TLM_GENERIC_ERROR_RESPONSE, "functional access without data");
-      return;
+      return std::nullopt;
     }
-    if (length == 0) {
-      payload.set_response_status(tlm::TLM_OK_RESPONSE);
-      return;
-    }
+    return extension;
+  }
 
+  // A pooled transaction for the access, arriving at `arrival`, not split yet.
+  Transaction& open(const tlm::tlm_generic_payload& payload, const T3Extension& extension,
+                    sc_core::sc_time arrival) {
     Transaction& transaction = acquire();
     transaction.data = payload.get_data_ptr();
     transaction.op = extension.op;
@@ -150,15 +178,21 @@ struct MemoryController::Impl {
     transaction.tag = extension.tag;
     transaction.origin = extension.origin;
     transaction.unit_kind = extension.unit_kind;
-    transaction.arrival = sc_core::sc_time_stamp() + delay;
+    transaction.arrival = arrival;
     transaction.finish = sc_core::SC_ZERO_TIME;
-    transaction.subs.clear();
+    return transaction;
+  }
+
+  // Cuts [offset, offset + length) at interleave granules into sub-requests, one per run of
+  // granules on the same channel.
+  void split(Transaction& transaction, std::uint64_t offset, std::uint64_t length) {
     const auto granule = static_cast<std::uint64_t>(config.interleave_bytes);
+    auto& subs = transaction.subs;
+    subs.clear();
     for (std::uint64_t done = 0; done < length;) {
       const std::uint64_t at = offset + done;
       const std::uint64_t chunk = std::min(length - done, granule - at % granule);
       const int channel = channel_of(at);
-      auto& subs = transaction.subs;
       if (!subs.empty() && subs.back().channel == channel) {
         subs.back().bytes += static_cast<std::uint32_t>(chunk);  // a run on one channel
       } else {
@@ -167,21 +201,15 @@ struct MemoryController::Impl {
       }
       done += chunk;
     }
-    transaction.unserved = transaction.subs.size();
+    transaction.unserved = subs.size();
+  }
 
-    // Arrival is scheduled, not waited for: the caller's annotated delay is when the request
-    // reaches the controller, and the method admits it then.
+  // Arrival is scheduled, not waited for: the caller's annotated delay is when the request
+  // reaches the controller, and the method admits it then.
+  void schedule_arrival(Transaction& transaction, sc_core::sc_time delay) {
     arrivals.push_back({transaction.arrival, issue_order++, &transaction});
     std::push_heap(arrivals.begin(), arrivals.end(), std::greater<>());
     wake.notify(delay);
-
-    ++inside;
-    sc_core::wait(transaction.done);
-    --inside;
-
-    payload.set_response_status(tlm::TLM_OK_RESPONSE);
-    delay = sc_core::SC_ZERO_TIME;
-    free_transactions.push_back(&transaction);
   }
 
   Transaction& acquire() {
@@ -390,6 +418,7 @@ struct MemoryController::Impl {
   const SimMode mode;
   const std::uint64_t base;
   HbmStats& stats;
+  ErrorLog rejections;
   double units_per_byte = 0;  // time-resolution units of data-bus time per byte, one channel
   double resolution_ns = 0;
   sc_core::sc_time latency;

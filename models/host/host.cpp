@@ -70,99 +70,123 @@ std::string Host::where(const char* what, const HostCommand& command) const {
 std::string Host::execute(const HostCommand& command) {
   using Kind = HostCommand::Kind;
   switch (command.kind) {
-    case Kind::WriteRegister: {
-      std::uint32_t value = command.value;
-      const auto status = access(true, command.address, value);
-      if (status != tlm::TLM_OK_RESPONSE) {
-        return where("write", command) + ": MMIO write of " + hex32(command.value) + " at " +
-               hex(command.address) + " failed: " + response_name(status);
-      }
-      return {};
-    }
-    case Kind::ExpectRegister: {
-      std::uint32_t value = 0;
-      const auto status = access(false, command.address, value);
-      if (status != tlm::TLM_OK_RESPONSE) {
-        return where("expect", command) + ": MMIO read at " + hex(command.address) +
-               " failed: " + response_name(status);
-      }
-      if (value != command.value) {
-        return where("expect", command) + ": register at " + hex(command.address) + " reads " +
-               std::to_string(value) + " (" + hex32(value) + "), expected " +
-               std::to_string(command.value) + " (" + hex32(command.value) + ")";
-      }
-      return {};
-    }
-    case Kind::PollRegister: {
-      // A driver polling a status register: each read costs its MMIO round trip, so the
-      // interval is a floor, not the period.
-      const sc_core::sc_time give_up =
-          sc_core::sc_time_stamp() +
-          sc_core::sc_time(static_cast<double>(command.timeout_ns), sc_core::SC_NS);
-      for (;;) {
-        std::uint32_t value = 0;
-        const auto status = access(false, command.address, value);
-        if (status != tlm::TLM_OK_RESPONSE) {
-          return where("poll", command) + ": MMIO read at " + hex(command.address) +
-                 " failed: " + response_name(status);
-        }
-        if (value == command.value) return {};
-        if (sc_core::sc_time_stamp() >= give_up) {
-          return where("poll", command) + ": register at " + hex(command.address) +
-                 " still reads " + std::to_string(value) + ", not " +
-                 std::to_string(command.value) + ", after " + std::to_string(command.timeout_ns) +
-                 " ns";
-        }
-        wait(sc_core::sc_time(static_cast<double>(command.interval_ns), sc_core::SC_NS));
-      }
-    }
-    case Kind::WaitKernel: {
-      const std::string at = " [dispatcher at " + hex(command.address) + "]";
-      while (!irq.read()) wait(irq.value_changed_event());
-      std::uint32_t status = 0;
-      if (access(false, command.address + dispatcher::kStatus, status) != tlm::TLM_OK_RESPONSE) {
-        return where("launch", command) + ": reading the dispatcher's STATUS failed" + at;
-      }
-      std::string failure;
-      if (status == dispatcher::kFailed) {
-        std::uint32_t error = 0;
-        access(false, command.address + dispatcher::kError, error);
-        failure = where("launch", command) +
-                  (error == dispatcher::kMemoryFault ? ": the kernel failed: "
-                                                     : ": dispatcher rejected the kernel: ") +
-                  dispatcher::launch_error_name(error) + " (error " + std::to_string(error) + ")";
-        if (error == dispatcher::kMemoryFault) {
-          std::uint32_t lo = 0, hi = 0;
-          access(false, command.address + dispatcher::kFaultLow, lo);
-          access(false, command.address + dispatcher::kFaultHigh, hi);
-          failure += " at " + hex((static_cast<std::uint64_t>(hi) << 32) | lo);
-        }
-        failure += at;
-      } else if (status != dispatcher::kDone) {
-        return where("launch", command) + ": interrupt with STATUS " + std::to_string(status) +
-               " (expected done)" + at;
-      }
-      std::uint32_t ack = 1;
-      if (access(true, command.address + dispatcher::kIrqAck, ack) != tlm::TLM_OK_RESPONSE) {
-        return failure.empty() ? where("launch", command) + ": IRQ_ACK write failed" + at : failure;
-      }
-      // The line drops once the dispatcher saw the acknowledgement; the next WaitKernel must not
-      // see this interrupt again.
-      while (irq.read()) wait(irq.value_changed_event());
-      return failure;
-    }
+    case Kind::WriteRegister:
+      return write_register(command);
+    case Kind::ExpectRegister:
+      return expect_register(command);
+    case Kind::PollRegister:
+      return poll_register(command);
+    case Kind::WaitKernel:
+      return wait_kernel(command);
     case Kind::Barrier:
-      if (barrier.size() == 0) {
-        return where("barrier", command) + ": no barrier is bound to this host (barrier " +
-               std::to_string(command.value) + ")";
-      }
-      barrier->arrive_and_wait(command.value);
-      return {};
+      return meet_barrier(command);
     case Kind::Delay:
       wait(sc_core::sc_time(static_cast<double>(command.value), sc_core::SC_NS));
       return {};
   }
   return where("command", command) + ": unknown command kind";
+}
+
+std::string Host::write_register(const HostCommand& command) {
+  std::uint32_t value = command.value;
+  const auto status = access(true, command.address, value);
+  if (status != tlm::TLM_OK_RESPONSE) {
+    return where("write", command) + ": MMIO write of " + hex32(command.value) + " at " +
+           hex(command.address) + " failed: " + response_name(status);
+  }
+  return {};
+}
+
+std::string Host::expect_register(const HostCommand& command) {
+  std::uint32_t value = 0;
+  const auto status = access(false, command.address, value);
+  if (status != tlm::TLM_OK_RESPONSE) {
+    return where("expect", command) + ": MMIO read at " + hex(command.address) +
+           " failed: " + response_name(status);
+  }
+  if (value != command.value) {
+    return where("expect", command) + ": register at " + hex(command.address) + " reads " +
+           std::to_string(value) + " (" + hex32(value) + "), expected " +
+           std::to_string(command.value) + " (" + hex32(command.value) + ")";
+  }
+  return {};
+}
+
+std::string Host::poll_register(const HostCommand& command) {
+  // A driver polling a status register: each read costs its MMIO round trip, so the interval is
+  // a floor, not the period.
+  const sc_core::sc_time give_up =
+      sc_core::sc_time_stamp() +
+      sc_core::sc_time(static_cast<double>(command.timeout_ns), sc_core::SC_NS);
+  for (;;) {
+    std::uint32_t value = 0;
+    const auto status = access(false, command.address, value);
+    if (status != tlm::TLM_OK_RESPONSE) {
+      return where("poll", command) + ": MMIO read at " + hex(command.address) +
+             " failed: " + response_name(status);
+    }
+    if (value == command.value) return {};
+    if (sc_core::sc_time_stamp() >= give_up) {
+      return where("poll", command) + ": register at " + hex(command.address) + " still reads " +
+             std::to_string(value) + ", not " + std::to_string(command.value) + ", after " +
+             std::to_string(command.timeout_ns) + " ns";
+    }
+    wait(sc_core::sc_time(static_cast<double>(command.interval_ns), sc_core::SC_NS));
+  }
+}
+
+std::string Host::wait_kernel(const HostCommand& command) {
+  const std::string at = " [dispatcher at " + hex(command.address) + "]";
+  wait_for_irq(true);
+  std::uint32_t status = 0;
+  if (access(false, command.address + dispatcher::kStatus, status) != tlm::TLM_OK_RESPONSE) {
+    return where("launch", command) + ": reading the dispatcher's STATUS failed" + at;
+  }
+  std::string failure;
+  if (status == dispatcher::kFailed) {
+    failure = launch_failure(command) + at;
+  } else if (status != dispatcher::kDone) {
+    return where("launch", command) + ": interrupt with STATUS " + std::to_string(status) +
+           " (expected done)" + at;
+  }
+  std::uint32_t ack = 1;
+  if (access(true, command.address + dispatcher::kIrqAck, ack) != tlm::TLM_OK_RESPONSE) {
+    return failure.empty() ? where("launch", command) + ": IRQ_ACK write failed" + at : failure;
+  }
+  // The line drops once the dispatcher saw the acknowledgement; the next WaitKernel must not see
+  // this interrupt again.
+  wait_for_irq(false);
+  return failure;
+}
+
+std::string Host::launch_failure(const HostCommand& command) {
+  std::uint32_t error = 0;
+  access(false, command.address + dispatcher::kError, error);
+  const bool fault = error == dispatcher::kMemoryFault;
+  std::string failure = where("launch", command) +
+                        (fault ? ": the kernel failed: " : ": dispatcher rejected the kernel: ") +
+                        dispatcher::launch_error_name(error) + " (error " + std::to_string(error) +
+                        ")";
+  if (fault) {
+    std::uint32_t lo = 0, hi = 0;
+    access(false, command.address + dispatcher::kFaultLow, lo);
+    access(false, command.address + dispatcher::kFaultHigh, hi);
+    failure += " at " + hex((static_cast<std::uint64_t>(hi) << 32) | lo);
+  }
+  return failure;
+}
+
+void Host::wait_for_irq(bool level) {
+  while (irq.read() != level) wait(irq.value_changed_event());
+}
+
+std::string Host::meet_barrier(const HostCommand& command) {
+  if (barrier.size() == 0) {
+    return where("barrier", command) + ": no barrier is bound to this host (barrier " +
+           std::to_string(command.value) + ")";
+  }
+  barrier->arrive_and_wait(command.value);
+  return {};
 }
 
 std::string Host::describe_pending() const {

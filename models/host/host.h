@@ -45,8 +45,16 @@ class Host : public sc_core::sc_module {
   void run();
   // One 32-bit MMIO access; returns the response and waits out the annotated delay.
   tlm::tlm_response_status access(bool write, std::uint64_t address, std::uint32_t& value);
-  // Returns an error message, empty on success.
+  // Each returns an error message, empty on success.
   std::string execute(const HostCommand& command);
+  std::string write_register(const HostCommand& command);
+  std::string expect_register(const HostCommand& command);
+  std::string poll_register(const HostCommand& command);
+  std::string wait_kernel(const HostCommand& command);
+  std::string meet_barrier(const HostCommand& command);
+  // Why the dispatcher failed the launch: its ERROR, and the address of a memory fault.
+  std::string launch_failure(const HostCommand& command);
+  void wait_for_irq(bool level);  // until the interrupt line is at `level`
   std::string where(const char* what, const HostCommand& command) const;
 
   int gpu_;

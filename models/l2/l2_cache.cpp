@@ -14,6 +14,7 @@
 #include "models/l2/tag_array.h"
 #include "models/l2/transit.h"
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/error_log.h"
 
 namespace t3 {
 
@@ -27,7 +28,7 @@ using Kind = l2::Transit::Kind;
 
 constexpr const char* kMsgType = "t3/l2";
 // Rejections are reported one by one up to this many, then only counted.
-constexpr std::uint64_t kReportedRejections = 16;
+constexpr std::size_t kReportedRejections = 16;
 
 int index(TrafficClass traffic_class) {
   return static_cast<int>(traffic_class);
@@ -88,7 +89,8 @@ struct L2Cache::Impl {
         locks(geometry),
         calendar(geometry, config),
         store(geometry, tags.frames(), functional),
-        hit_latency(config.hit_latency_ns, sc_core::SC_NS) {}
+        hit_latency(config.hit_latency_ns, sc_core::SC_NS),
+        rejections(kMsgType, kReportedRejections) {}
 
   // ---- transits ---------------------------------------------------------------------------
 
@@ -237,9 +239,7 @@ struct L2Cache::Impl {
   void reject(tlm::tlm_generic_payload& payload, tlm::tlm_response_status status,
               const std::string& why) {
     payload.set_response_status(status);
-    if (rejected++ < kReportedRejections) {
-      SC_REPORT_INFO(kMsgType, (std::string(owner.name()) + ": " + why).c_str());
-    }
+    rejections.add(std::string(owner.name()) + ": " + why);
   }
 
   void transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
@@ -591,7 +591,7 @@ struct L2Cache::Impl {
   l2::Pool<Access> accesses;
   std::size_t inside = 0;            // b_transport calls in progress
   std::uint64_t conflict_waits = 0;  // times an access waited for another's memory access
-  std::uint64_t rejected = 0;
+  ErrorLog rejections;               // accesses answered with an error response
 };
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode mode,
@@ -663,7 +663,7 @@ nlohmann::json L2Cache::report() const {
   total["hit_rate"] = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   j["total"] = total;
   j["hit_rate"] = total["hit_rate"];
-  j["rejected"] = impl.rejected;
+  j["rejected"] = impl.rejections.count();
   j["conflict_waits"] = impl.conflict_waits;
   j["pending"] = pending();
   return j;

@@ -9,8 +9,6 @@ namespace t3 {
 
 using namespace dispatcher;
 
-namespace {}  // namespace
-
 Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map,
                        int gpu, sc_core::sc_time mmio_latency)
     : RegisterBlock(name, mmio_latency),
@@ -345,95 +343,108 @@ void Dispatcher::finish_record(std::int64_t tile) {
 }
 
 void Dispatcher::run() {
-  const int sms = static_cast<int>(work.size());
-  const auto occupancy = static_cast<int>(config_.occupancy);
   const sc_core::sc_time spacing(config_.dispatch_ns, sc_core::SC_NS);
   sc_core::sc_event_or_list any_done;
-  for (int s = 0; s < sms; ++s) any_done |= done[s]->data_written_event();
-  std::vector<int> free_slots(static_cast<std::size_t>(sms));
-
+  for (int s = 0; s < work.size(); ++s) any_done |= done[s]->data_written_event();
   for (;;) {
     wait(launch_event_);
-    const std::shared_ptr<const Kernel> kernel = std::move(pending_);
-    // launches_ may grow while this launch runs (busy doorbells): keep an index, not a pointer.
-    std::size_t record = launches_.size();
-    while (record-- > 0 && launches_[record].launch != kernel->launch) {
-    }
-    sc_assert(record < launches_.size());
-    launches_[record].start = sc_core::sc_time_stamp();
-
-    std::vector<std::int64_t> order;
-    if (kernel->kind == kCollective) {
-      for (int c = 0; c < kernel->collective.channels; ++c) order.push_back(c);
-    } else {
-      const GemmKernel& g = kernel->gemm;
-      order = wg_order(g.grid_rows(), g.grid_cols(), g.order, g.split->chunks(), g.first_chunk);
-    }
-    const auto total = static_cast<std::int64_t>(order.size());
-    std::fill(free_slots.begin(), free_slots.end(), occupancy);
-    std::int64_t next = 0, completed = 0;
-    bool fault = false;
-    int first_sm = 0;  // ties between SMs go round-robin from here
-    sc_core::sc_time last_dispatch;
-    while (completed < total) {
-      for (int s = 0; s < sms; ++s) {
-        while (done[s]->num_available() > 0) {
-          const WgDone finished = done[s]->read();
-          finish_record(finished.tile);
-          ++free_slots[static_cast<std::size_t>(s)];
-          ++completed;
-          ++completed_wgs_;
-          if (finished.fault && !fault) {
-            fault = true;
-            fault_address_ = finished.fault_address;
-          }
-        }
-      }
-      if (completed == total) break;
-      // Breadth first: the SM with the most free slots takes the next workgroup.
-      int pick = -1;
-      for (int i = 0; next < total && i < sms; ++i) {
-        const int s = (first_sm + i) % sms;
-        if (free_slots[static_cast<std::size_t>(s)] > 0 &&
-            (pick < 0 || free_slots[static_cast<std::size_t>(s)] >
-                             free_slots[static_cast<std::size_t>(pick)])) {
-          pick = s;
-        }
-      }
-      if (pick < 0) {
+    Launch launch = begin_launch();
+    while (take_completions(launch) < launch.total()) {
+      const int sm = launch.next < launch.total() ? pick_sm(launch) : -1;
+      if (sm < 0) {
         wait(any_done);
         continue;
       }
-      if (next > 0) {
-        const sc_core::sc_time at = last_dispatch + spacing;
-        if (at > sc_core::sc_time_stamp()) {
-          wait(at - sc_core::sc_time_stamp());
-          continue;  // completions may have come meanwhile
-        }
+      // Dispatches are sm.dispatch_ns apart; completions may come while the next one waits.
+      const sc_core::sc_time at = launch.last_dispatch + spacing;
+      if (launch.next > 0 && at > sc_core::sc_time_stamp()) {
+        wait(at - sc_core::sc_time_stamp());
+        continue;
       }
-      const bool written =
-          work[pick]->nb_write(WorkItem{kernel, order[static_cast<std::size_t>(next)]});
-      sc_assert(written);
-      (void)written;
-      last_dispatch = sc_core::sc_time_stamp();
-      running_records_[order[static_cast<std::size_t>(next)]] = dispatched_.size();
-      dispatched_.push_back(
-          {kernel->launch, order[static_cast<std::size_t>(next)], pick, last_dispatch, {}});
-      --free_slots[static_cast<std::size_t>(pick)];
-      ++dispatched_wgs_;
-      ++next;
-      first_sm = (pick + 1) % sms;
+      dispatch(launch, sm);
     }
-
-    running_ = false;
-    status_ = fault ? kFailed : kDone;
-    error_ = fault ? kMemoryFault : kNoError;
-    ++launches_completed_;
-    launches_[record].end = sc_core::sc_time_stamp();
-    launches_[record].status = status_;
-    launches_[record].error = error_;
-    raise_irq();
+    end_launch(launch);
   }
+}
+
+Dispatcher::Launch Dispatcher::begin_launch() {
+  Launch launch;
+  launch.kernel = std::move(pending_);
+  // launches_ may grow while this launch runs (busy doorbells): keep an index, not a pointer.
+  launch.record = launches_.size();
+  while (launch.record-- > 0 && launches_[launch.record].launch != launch.kernel->launch) {
+  }
+  sc_assert(launch.record < launches_.size());
+  launches_[launch.record].start = sc_core::sc_time_stamp();
+  const Kernel& kernel = *launch.kernel;
+  if (kernel.kind == kCollective) {
+    for (int c = 0; c < kernel.collective.channels; ++c) launch.order.push_back(c);
+  } else {
+    const GemmKernel& g = kernel.gemm;
+    launch.order =
+        wg_order(g.grid_rows(), g.grid_cols(), g.order, g.split->chunks(), g.first_chunk);
+  }
+  launch.free_slots.assign(static_cast<std::size_t>(work.size()),
+                           static_cast<int>(config_.occupancy));
+  return launch;
+}
+
+std::int64_t Dispatcher::take_completions(Launch& launch) {
+  for (int s = 0; s < work.size(); ++s) {
+    while (done[s]->num_available() > 0) {
+      const WgDone finished = done[s]->read();
+      finish_record(finished.tile);
+      ++launch.free_slots[static_cast<std::size_t>(s)];
+      ++launch.completed;
+      ++completed_wgs_;
+      if (finished.fault && !launch.fault) {
+        launch.fault = true;
+        fault_address_ = finished.fault_address;
+      }
+    }
+  }
+  return launch.completed;
+}
+
+int Dispatcher::pick_sm(const Launch& launch) const {
+  // Breadth first: the SM with the most free slots takes the next workgroup; ties go
+  // round-robin from the SM after the last one picked.
+  const int sms = static_cast<int>(launch.free_slots.size());
+  int pick = -1;
+  for (int i = 0; i < sms; ++i) {
+    const int s = (launch.first_sm + i) % sms;
+    const int free = launch.free_slots[static_cast<std::size_t>(s)];
+    if (free > 0 && (pick < 0 || free > launch.free_slots[static_cast<std::size_t>(pick)])) {
+      pick = s;
+    }
+  }
+  return pick;
+}
+
+void Dispatcher::dispatch(Launch& launch, int sm) {
+  const std::int64_t tile = launch.order[static_cast<std::size_t>(launch.next)];
+  const bool written = work[sm]->nb_write(WorkItem{launch.kernel, tile});
+  sc_assert(written);
+  (void)written;
+  launch.last_dispatch = sc_core::sc_time_stamp();
+  running_records_[tile] = dispatched_.size();
+  dispatched_.push_back({launch.kernel->launch, tile, sm, launch.last_dispatch, {}});
+  --launch.free_slots[static_cast<std::size_t>(sm)];
+  ++dispatched_wgs_;
+  ++launch.next;
+  launch.first_sm = (sm + 1) % static_cast<int>(launch.free_slots.size());
+}
+
+void Dispatcher::end_launch(const Launch& launch) {
+  running_ = false;
+  status_ = launch.fault ? kFailed : kDone;
+  error_ = launch.fault ? kMemoryFault : kNoError;
+  ++launches_completed_;
+  LaunchRecord& record = launches_[launch.record];
+  record.end = sc_core::sc_time_stamp();
+  record.status = status_;
+  record.error = error_;
+  raise_irq();
 }
 
 }  // namespace t3

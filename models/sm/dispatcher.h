@@ -17,8 +17,8 @@
 #include <systemc>
 
 #include "config/system_config.h"
-#include "protocol/dispatcher_registers.h"
 #include "models/sm/work_item.h"
+#include "protocol/dispatcher_registers.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/register_block.h"
 
@@ -100,7 +100,27 @@ class Dispatcher : public RegisterBlock {
   void reject(dispatcher::LaunchError error);
   void raise_irq();
   void drive_irq();  // SC_METHOD: the only writer of `irq`
-  void run();        // SC_THREAD: runs accepted launches
+
+  // One accepted kernel while it runs.
+  struct Launch {
+    std::shared_ptr<const Kernel> kernel;
+    std::size_t record = 0;           // its index in launches_
+    std::vector<std::int64_t> order;  // its workgroups (tiles or channels) in dispatch order
+    std::vector<int> free_slots;      // per SM
+    std::int64_t next = 0;            // index in `order` of the next workgroup to dispatch
+    std::int64_t completed = 0;
+    bool fault = false;
+    int first_sm = 0;  // ties between SMs go round-robin from here
+    sc_core::sc_time last_dispatch;
+    std::int64_t total() const { return static_cast<std::int64_t>(order.size()); }
+  };
+  void run();  // SC_THREAD: runs accepted launches, one at a time
+  Launch begin_launch();
+  // Takes the completions the SMs have posted; returns the launch's completions so far.
+  std::int64_t take_completions(Launch& launch);
+  int pick_sm(const Launch& launch) const;  // -1 if no SM has a free slot
+  void dispatch(Launch& launch, int sm);    // the next workgroup, to `sm`
+  void end_launch(const Launch& launch);
   // Stamps the end of the running workgroup `tile`'s record.
   void finish_record(std::int64_t tile);
   void end_of_elaboration() override;

@@ -14,7 +14,8 @@ namespace t3 {
 namespace {
 
 constexpr const char* kMsgType = "t3/sm";
-constexpr std::uint64_t kReportedFaults = 16;
+// Faults are reported one by one up to this many, then only counted.
+constexpr std::size_t kReportedFaults = 16;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
@@ -30,7 +31,8 @@ Sm::Sm(sc_core::sc_module_name name, const SmConfig& config, SimMode mode, int g
       config_(config),
       mode_(mode),
       gpu_(gpu),
-      index_(sm_index) {
+      index_(sm_index),
+      faults_(kMsgType, kReportedFaults) {
   if (config.occupancy < 1) throw ConfigError("sm.occupancy: must be at least 1");
   if (config.request_bytes < 4) throw ConfigError("sm.request_bytes: must be at least 4");
   flops_per_second_ = config.flops_per_clock * config.clock_GHz * 1e9 * config.efficiency;
@@ -188,13 +190,10 @@ bool Sm::transport(tlm::tlm_generic_payload& payload, WgDone& result, bool poste
   socket->b_transport(payload, delay);
   if (!posted && delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (payload.is_response_ok()) return true;
-  if (stats_.faults++ < kReportedFaults) {
-    SC_REPORT_INFO(kMsgType,
-                   (std::string(name()) + ": " + (payload.is_read() ? "read" : "write") + " of " +
-                    std::to_string(payload.get_data_length()) + " bytes at " +
-                    hex(payload.get_address()) + " failed: " + payload.get_response_string())
-                       .c_str());
-  }
+  ++stats_.faults;
+  faults_.add(std::string(name()) + ": " + (payload.is_read() ? "read" : "write") + " of " +
+              std::to_string(payload.get_data_length()) + " bytes at " +
+              hex(payload.get_address()) + " failed: " + payload.get_response_string());
   if (!result.fault) {
     result.fault = true;
     result.fault_address = payload.get_address();

@@ -16,6 +16,7 @@
 
 #include "config/system_config.h"
 #include "models/sm/work_item.h"
+#include "tlm_interconnect/error_log.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {
@@ -120,6 +121,7 @@ class Sm : public sc_core::sc_module {
   PayloadPool pool_;
   sc_core::sc_time pipe_free_;
   SmStats stats_;
+  ErrorLog faults_;  // transactions answered with an error response
   std::vector<Slot> slots_;
 };
 

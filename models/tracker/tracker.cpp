@@ -23,7 +23,8 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
       dma("dma"),
       gpu_(gpu),
       prefix_("gpu" + std::to_string(gpu) + " tracker: "),
-      regions_(kRegions) {
+      regions_(kRegions),
+      errors_(kMsgType, kMaxErrorMessages) {
   if (config.entries < 1) throw ConfigError("tracker.entries: must be at least 1");
   watch_export.bind(*this);
   entries_.resize(static_cast<std::size_t>(config.entries));
@@ -192,9 +193,10 @@ void Tracker::applied(const AppliedAccess& access) {
   const int r = find_region(access.address, access.bytes);
   if (r < 0) {
     ++stats_.errors;
-    error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
-          " is not in any programmed region (" + std::to_string(access.bytes) + " bytes, " +
-          to_string(access.op) + " from gpu" + std::to_string(access.origin.gpu) + ")");
+    errors_.add(prefix_ + "tag " + std::to_string(access.tag) + " at address " +
+                hex(access.address) + " is not in any programmed region (" +
+                std::to_string(access.bytes) + " bytes, " + to_string(access.op) + " from gpu" +
+                std::to_string(access.origin.gpu) + ")");
     return;
   }
   Region& g = regions_[static_cast<std::size_t>(r)];
@@ -204,16 +206,17 @@ void Tracker::applied(const AppliedAccess& access) {
     i = found->second;
   } else if (g.fired_tags.count(group) != 0) {
     ++stats_.overcount;
-    error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
-          ": " + std::to_string(access.bytes) + " bytes after the tag fired in region " +
-          std::to_string(r) + " (each contribution must be applied once)");
+    errors_.add(prefix_ + "tag " + std::to_string(access.tag) + " at address " +
+                hex(access.address) + ": " + std::to_string(access.bytes) +
+                " bytes after the tag fired in region " + std::to_string(r) +
+                " (each contribution must be applied once)");
     return;
   } else {
     i = allocate(r, group);  // applied without admit(): only if space is left
     if (i < 0) {
       ++stats_.errors;
-      error(prefix_ + "tag " + std::to_string(access.tag) + " at address " + hex(access.address) +
-            " was applied without admission while the table was full");
+      errors_.add(prefix_ + "tag " + std::to_string(access.tag) + " at address " +
+                  hex(access.address) + " was applied without admission while the table was full");
       return;
     }
   }
@@ -234,16 +237,16 @@ void Tracker::fire(int i) {
   fires_.push_back(record);
   if (e.count > threshold_of(e.region, e.tag)) {
     ++stats_.overcount;
-    error(prefix_ + "tag " + std::to_string(e.tag) + " in region " + std::to_string(e.region) +
-          " counted " + std::to_string(e.count) + " bytes, past its threshold of " +
-          std::to_string(threshold_of(e.region, e.tag)));
+    errors_.add(prefix_ + "tag " + std::to_string(e.tag) + " in region " +
+                std::to_string(e.region) + " counted " + std::to_string(e.count) +
+                " bytes, past its threshold of " + std::to_string(threshold_of(e.region, e.tag)));
   }
   if (g.op != kOpNone) {
     if (dma.size() == 0) {
       ++stats_.errors;
-      error(prefix_ + "region " + std::to_string(e.region) +
-            " has a DMA_OP but no DMA engine is bound; tag " + std::to_string(e.tag) +
-            " was not sent");
+      errors_.add(prefix_ + "region " + std::to_string(e.region) +
+                  " has a DMA_OP but no DMA engine is bound; tag " + std::to_string(e.tag) +
+                  " was not sent");
     } else {
       dma->trigger(DmaRequest{record.source, record.destination, record.bytes,
                               g.op == kOpStore ? Op::Write : Op::Update,
@@ -255,13 +258,6 @@ void Tracker::fire(int i) {
   ++stats_.region_fired[static_cast<std::size_t>(e.region)];
   ++stats_.fired;
   release(i);
-}
-
-void Tracker::error(const std::string& message) {
-  if (errors_.size() < kMaxErrorMessages) {
-    errors_.push_back(message);
-    SC_REPORT_INFO(kMsgType, message.c_str());
-  }
 }
 
 std::string Tracker::describe_pending(std::size_t shown) const {

@@ -63,6 +63,7 @@
 
 #include "config/system_config.h"
 #include "protocol/tracker_registers.h"
+#include "tlm_interconnect/error_log.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/register_block.h"
 
@@ -115,7 +116,7 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   int gpu() const { return gpu_; }
   const std::vector<TrackerFire>& fires() const { return fires_; }
   // Error messages, the first kMaxErrorMessages of them (all are counted).
-  const std::vector<std::string>& errors() const { return errors_; }
+  const std::vector<std::string>& errors() const { return errors_.messages(); }
   nlohmann::json report() const;
 
   static constexpr std::size_t kMaxErrorMessages = 64;
@@ -151,7 +152,6 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   void fire(int index);
   void control(int region, std::uint32_t value);
   void reset(std::uint32_t value);
-  void error(const std::string& message);
 
   int gpu_;
   std::string prefix_;  // "gpuN tracker: "
@@ -164,7 +164,7 @@ class Tracker : public RegisterBlock, public MemoryWatchIf {
   std::uint32_t tag_group_ = 0;  // TAG_GROUP
   TrackerStats stats_;
   std::vector<TrackerFire> fires_;
-  std::vector<std::string> errors_;
+  ErrorLog errors_;
   sc_core::sc_event space_event_;
 };
 

@@ -101,7 +101,7 @@ struct Bench : sc_core::sc_module {
   std::vector<std::unique_ptr<Sm>> sms;
   Host host;
   sc_core::sc_signal<bool> irq;
-  tlm_utils::simple_initiator_socket<Bench> debug{"debug"};
+  tlm_utils::simple_initiator_socket<Bench> socket{"socket"};
   std::function<void(Bench&)> at_start;  // runs at start of simulation (write inputs here)
 
   Bench(sc_core::sc_module_name name, const Setup& s, int host_gpu = 0)
@@ -117,7 +117,7 @@ struct Bench : sc_core::sc_module {
         irq("irq") {
     router.out.bind(probe.in);
     probe.out.bind(memory.socket);
-    router.out.bind(mmio.socket);
+    router.out.bind(mmio.in);
     router.set_route(0, Window::Hbm, 0);
     router.set_route(0, Window::Mmio, 1);
     mmio.add_region("dispatcher", kDispatcherOffset, 0x1000);
@@ -128,7 +128,7 @@ struct Bench : sc_core::sc_module {
       dispatcher.connect(*sms.back());
     }
     host.socket.bind(router.in);
-    debug.bind(router.in);
+    socket.bind(router.in);
     dispatcher.irq(irq);
     host.irq(irq);
   }
@@ -147,7 +147,7 @@ struct Bench : sc_core::sc_module {
     payload.set_data_ptr(data);
     payload.set_data_length(static_cast<unsigned>(bytes));
     payload.set_streaming_width(static_cast<unsigned>(bytes));
-    REQUIRE(debug->transport_dbg(payload) == bytes);
+    REQUIRE(socket->transport_dbg(payload) == bytes);
   }
 
   SmStats total() const {

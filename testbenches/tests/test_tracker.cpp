@@ -197,7 +197,7 @@ struct Node : sc_core::sc_module {
         gpu(g),
         mmio_base(map.mmio_base(g)) {
     router.out.bind(mc.socket);
-    router.out.bind(mmio.socket);
+    router.out.bind(mmio.in);
     router.set_route(g, Window::Hbm, 0);
     router.set_route(g, Window::Mmio, 1);
     mmio.add_region("tracker", kTrackerOffset, tracker::kBlockBytes);
@@ -207,7 +207,7 @@ struct Node : sc_core::sc_module {
     mc.watch.bind(recorder);  // first: it has seen a part before the tracker counts it
     mc.watch.bind(tracker.watch_export);
     tracker.dma.bind(dma.trigger_export);
-    dma.initiator.bind(router.in);
+    dma.out.bind(router.in);
     host.socket.bind(router.in);
   }
 
