@@ -46,6 +46,10 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
 // or not (every speedup is measured against it). An unknown name throws UsageError.
 std::vector<Scenario> parse_scenarios(const std::string& list);
 
+// Throws ConfigError naming the workload if any of `scenarios` cannot be planned for it (a group
+// of one, tokens that do not split into chunks): a bad point is refused before any simulation.
+void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenarios);
+
 // "t-nlg fc2 TP 8, 8192 tokens": how errors and progress name a workload.
 std::string describe(const ScenarioJob& job);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -277,7 +278,7 @@ class TableWriter : public ParamVisitor {
 json parse_document(const std::string& text, const std::string& source) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for 1e999
     throw ConfigError(source + ": not valid JSON: " + error.what());
   }
 }
@@ -337,6 +338,18 @@ void validate(const SystemConfig& config) {
   if (config.address_map.mmio_size > config.address_map.mmio_stride) {
     fail("address_map.mmio_size exceeds address_map.mmio_stride");
   }
+  // Register blocks, flags and buffers are laid out at 4 KiB-aligned offsets from each window's
+  // base; a window that is not 4 KiB-aligned misplaces them (faults or rejected kernels mid-run).
+  const auto& map = config.address_map;
+  for (const auto& [path, value] :
+       {std::pair<const char*, std::uint64_t>{"address_map.hbm_base", map.hbm_base},
+        {"address_map.hbm_stride", map.hbm_stride},
+        {"address_map.mmio_base", map.mmio_base},
+        {"address_map.mmio_stride", map.mmio_stride},
+        {"address_map.mmio_size", map.mmio_size}}) {
+    if (value % 4096 != 0)
+      fail(std::string(path) + ": " + std::to_string(value) + " is not a multiple of 4096");
+  }
 }
 
 SystemConfig load_system(const std::string& name_or_path) {
@@ -347,8 +360,11 @@ SystemConfig load_system(const std::string& name_or_path) {
     apply_json(config, parse_document(preset->second, "preset " + name_or_path),
                "preset " + name_or_path);
   } else {
-    std::ifstream file(name_or_path);
-    if (!file) {
+    // Only regular files: a device such as /dev/zero would be read forever.
+    std::ifstream file;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(name_or_path, error)) file.open(name_or_path);
+    if (!file.is_open()) {
       throw ConfigError("system '" + name_or_path + "': not a preset (" + join(preset_names()) +
                         ") and not a readable file");
     }
