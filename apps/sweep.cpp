@@ -21,6 +21,11 @@ namespace {
 const char* const kCategories[] = {"gemm_read", "gemm_write", "rs_read", "rs_write",
                                    "rs_update", "ag_read",    "ag_write"};
 
+// A value as errors show it, bytes that are not UTF-8 replaced (a plain dump() would throw).
+std::string printable(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::vector<std::string> sublayer_names() {
   std::vector<std::string> names;
   for (Sublayer sublayer : all_sublayers()) names.push_back(to_string(sublayer));
@@ -81,11 +86,12 @@ std::vector<T> list_of(const nlohmann::json& product, const char* key, const std
                   : item.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
                         item.get<std::int64_t>() <= std::numeric_limits<T>::max());
     }
-    if (!fits) throw ConfigError(where + "." + key + ": " + item.dump() + " has the wrong type");
+    if (!fits)
+      throw ConfigError(where + "." + key + ": " + printable(item) + " has the wrong type");
     const T parsed = item.get<T>();
     // A value listed twice would run the same workloads twice (a huge list of one value, forever).
     if (!seen.insert(parsed).second) {
-      throw ConfigError(where + "." + key + ": " + item.dump() + " is listed twice");
+      throw ConfigError(where + "." + key + ": " + printable(item) + " is listed twice");
     }
     items.push_back(parsed);
   }
@@ -117,13 +123,21 @@ void add_group(Suite& suite, const nlohmann::json& product, const std::string& w
       std::vector<std::string> choices;
       for (const auto& value : values) {
         choices.push_back(path + "=" +
-                          (value.is_string() ? value.get<std::string>() : value.dump()));
+                          (value.is_string() ? value.get<std::string>() : printable(value)));
       }
       sets.push_back(choices);
     }
   }
-  add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers,
-              list_of<std::int64_t>(product, "tokens", where, {0}), sets);
+  const auto tokens = list_of<std::int64_t>(product, "tokens", where, {0});
+  // 0 stands for "the system's workload.tokens" when the key is absent; written, it must count.
+  if (product.contains("tokens")) {
+    for (std::int64_t count : tokens) {
+      if (count < 1) {
+        throw ConfigError(where + ".tokens: " + std::to_string(count) + " must be at least 1");
+      }
+    }
+  }
+  add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers, tokens, sets);
 }
 
 double geomean(const std::vector<double>& values) {
@@ -281,7 +295,8 @@ Suite load_suite(const std::string& name_or_path) {
   }
   if (!document.is_object()) throw ConfigError(name_or_path + ": expected a JSON object");
   if (document.contains("name") && !document["name"].is_string()) {
-    throw ConfigError(name_or_path + ".name: expected a string, got " + document["name"].dump());
+    throw ConfigError(name_or_path + ".name: expected a string, got " +
+                      printable(document["name"]));
   }
   Suite suite;
   suite.name = document.value("name", name_or_path);

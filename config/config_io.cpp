@@ -21,6 +21,12 @@ std::string describe_range(const ParamInfo& info) {
   return text.str();
 }
 
+// A value as errors show it; bytes that are not UTF-8 (a --set value is any argv text) are
+// replaced, where a plain dump() would throw instead of reporting.
+std::string printable(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string join(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
@@ -75,9 +81,9 @@ class JsonApplier : public ParamVisitor {
   void visit(const std::string& path, std::int64_t& value, const ParamInfo& info) override {
     if (const json* given = take(path)) {
       if (!given->is_number_integer())
-        check_.fail(path, "expected an integer, got " + given->dump());
+        check_.fail(path, "expected an integer, got " + printable(*given));
       if (given->is_number_unsigned() && given->get<std::uint64_t>() > INT64_MAX) {
-        check_.fail(path, given->dump() + " is out of range " + describe_range(info));
+        check_.fail(path, printable(*given) + " is out of range " + describe_range(info));
       }
       const auto parsed = given->get<std::int64_t>();
       check_.in_range(path, parsed, info);
@@ -91,8 +97,8 @@ class JsonApplier : public ParamVisitor {
         parsed = given->get<std::uint64_t>();
       } else if (given->is_string() && parse_unsigned(given->get<std::string>(), parsed)) {
       } else {
-        check_.fail(path,
-                    "expected a non-negative integer or a \"0x...\" string, got " + given->dump());
+        check_.fail(path, "expected a non-negative integer or a \"0x...\" string, got " +
+                              printable(*given));
       }
       check_.in_range(path, parsed, info);
       value = parsed;
@@ -100,7 +106,7 @@ class JsonApplier : public ParamVisitor {
   }
   void visit(const std::string& path, double& value, const ParamInfo& info) override {
     if (const json* given = take(path)) {
-      if (!given->is_number()) check_.fail(path, "expected a number, got " + given->dump());
+      if (!given->is_number()) check_.fail(path, "expected a number, got " + printable(*given));
       const auto parsed = given->get<double>();
       check_.in_range(path, parsed, info);
       value = parsed;
@@ -108,13 +114,20 @@ class JsonApplier : public ParamVisitor {
   }
   void visit(const std::string& path, bool& value, const ParamInfo&) override {
     if (const json* given = take(path)) {
-      if (!given->is_boolean()) check_.fail(path, "expected true or false, got " + given->dump());
+      if (!given->is_boolean())
+        check_.fail(path, "expected true or false, got " + printable(*given));
       value = given->get<bool>();
     }
   }
   void visit(const std::string& path, std::string& value, const ParamInfo& info) override {
     if (const json* given = take(path)) {
-      if (!given->is_string()) check_.fail(path, "expected a string, got " + given->dump());
+      if (!given->is_string()) check_.fail(path, "expected a string, got " + printable(*given));
+      // Results are JSON documents: a name they cannot carry is refused here, not at the end.
+      try {
+        (void)given->dump();
+      } catch (const json::type_error&) {
+        check_.fail(path, printable(*given) + " is not valid UTF-8");
+      }
       check_.in_choices(path, given->get<std::string>(), info);
       value = given->get<std::string>();
     }

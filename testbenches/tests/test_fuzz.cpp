@@ -616,6 +616,8 @@ CliCase command_case(int index, Rng& rng, const std::string& work) {
       c.args.insert(c.args.begin() + 1, {"--set", path + "=" + value});
       c.what = "--set " + path + "=" + clip(value, 20);
       c.names = {path};
+      // Windows that overlap are one fault of several keys: the message names the windows.
+      if (path.rfind("address_map.", 0) == 0) c.names.push_back("address_map: the HBM windows");
       break;
     }
     case 2: {  // a malformed --set
