@@ -1,8 +1,10 @@
 #include "apps/cli.h"
 
+#include <filesystem>
 #include <fstream>
 
 #include "config/config_io.h"
+#include "tlm_interconnect/address_map.h"
 
 namespace t3::cli {
 
@@ -19,14 +21,17 @@ po::options_description system_options() {
 
 SystemConfig system_from(const po::variables_map& options) {
   SystemConfig config = load_system(options["system"].as<std::string>());
-  if (options.count("tp"))
-    apply_override(config, "gpus=" + std::to_string(options["tp"].as<int>()));
+  if (options.count("tp")) {  // "--tp: gpus: 0 is out of range", naming the option given
+    apply_json(config, {{"gpus", options["tp"].as<int>()}}, "--tp");
+  }
   if (options.count("set")) {
     for (const auto& assignment : options["set"].as<std::vector<std::string>>()) {
       apply_override(config, assignment);
     }
   }
   validate(config);
+  // Overlapping address windows are refused here, before any simulation process starts.
+  AddressMap(config.address_map, static_cast<int>(config.gpus), config.hbm.capacity_bytes).check();
   return config;
 }
 
@@ -34,17 +39,40 @@ po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& description) {
   po::variables_map options;
   try {
-    po::store(po::command_line_parser(args).options(description).run(), options);
+    const po::parsed_options parsed = po::command_line_parser(args).options(description).run();
+    // program_options keeps words that belong to no option and store() drops them silently: a
+    // forgotten option name (`sweep my-suite.json`) would run the defaults instead.
+    for (const auto& option : parsed.options) {
+      if (option.position_key >= 0 && !option.value.empty()) {
+        throw UsageError("unexpected argument '" + option.value.front() + "'");
+      }
+    }
+    po::store(parsed, options);
     po::notify(options);
   } catch (const po::error& error) {
     throw UsageError(error.what());
   }
+  if (options.count("json")) check_output(options["json"].as<std::string>(), "--json");
   return options;
+}
+
+void check_output(const std::string& path, const std::string& option) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path parent = fs::path(path).parent_path();
+  if (fs::is_directory(path, error)) {
+    throw UsageError(option + " " + path + ": is a directory, not a file");
+  }
+  if (!parent.empty() && !fs::is_directory(parent, error)) {
+    throw UsageError(option + " " + path + ": no directory '" + parent.string() + "'");
+  }
 }
 
 void write_json(const std::string& path, const nlohmann::json& document) {
   std::ofstream file(path);
-  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+  // A file that cannot be opened is a bad path (exit 2); a write that fails once open (a full
+  // disk) is the machine's failure and stays a runtime error (exit 1).
+  if (!file) throw UsageError("cannot write '" + path + "'");
   file << document.dump(2) << "\n";
   if (!file) throw std::runtime_error("error writing '" + path + "'");
 }

@@ -28,6 +28,10 @@ SystemConfig system_from(const po::variables_map& options);
 po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& description);
 
+// Throws UsageError if `path` (given with `option`) cannot be an output file: a directory, or in a
+// directory that does not exist. Checked before a run, so a typo does not cost the run.
+void check_output(const std::string& path, const std::string& option);
+
 // Writes `document` to `path` (pretty-printed); throws naming the file if it cannot.
 void write_json(const std::string& path, const nlohmann::json& document);
 

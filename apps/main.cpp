@@ -1,6 +1,7 @@
 // t3sim: the command line of the model. `t3sim` alone runs the default job.
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,25 +31,44 @@ const char* kUsage =
     "\n"
     "`t3sim COMMAND --help` lists a command's options.\n";
 
-int dispatch(const std::vector<std::string>& words) {
+using Command = int (*)(const std::vector<std::string>&);
+
+// The commands, by the word that selects them.
+const std::map<std::string, Command>& commands() {
   using namespace t3::cli;
+  static const std::map<std::string, Command> table = {{"bandwidth", bandwidth_command},
+                                                       {"config", config_command},
+                                                       {"gemm", gemm_command},
+                                                       {"run", run_command},
+                                                       {"compare", compare_command},
+                                                       {"sweep", sweep_command},
+                                                       {"collective", collective_command}};
+  return table;
+}
+
+int dispatch(const std::vector<std::string>& words) {
   if (words.empty()) {
-    return compare_command({"--model", "t-nlg", "--sublayer", "fc2", "--tp", "8"});
+    return t3::cli::compare_command({"--model", "t-nlg", "--sublayer", "fc2", "--tp", "8"});
   }
   const std::string& command = words.front();
-  const std::vector<std::string> args(words.begin() + 1, words.end());
-  if (command == "bandwidth") return bandwidth_command(args);
-  if (command == "config") return config_command(args);
-  if (command == "gemm") return gemm_command(args);
-  if (command == "run") return run_command(args);
-  if (command == "compare") return compare_command(args);
-  if (command == "sweep") return sweep_command(args);
-  if (command == "collective") return collective_command(args);
+  const auto found = commands().find(command);
+  if (found != commands().end()) {
+    return found->second(std::vector<std::string>(words.begin() + 1, words.end()));
+  }
   if (command == "--help" || command == "-h" || command == "help") {
     std::cout << kUsage;
     return 0;
   }
-  throw UsageError("unknown command '" + command + "'");
+  throw t3::cli::UsageError("unknown command '" + command + "'");
+}
+
+// Where a usage error sends the reader: the command's own help if the command is known (a wall
+// of usage text would bury the one line that says what is wrong).
+std::string help_hint(int argc, char* argv[]) {
+  if (argc < 2) return "t3sim compare --help";  // the default job is `compare`
+  const std::string command = argv[1];
+  if (commands().count(command)) return "t3sim " + command + " --help";
+  return "t3sim --help";
 }
 
 }  // namespace
@@ -64,7 +84,7 @@ int sc_main(int argc, char* argv[]) {
   try {
     return dispatch(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const t3::cli::UsageError& error) {
-    std::cerr << "t3sim: " << error.what() << "\n" << kUsage;
+    std::cerr << "t3sim: " << error.what() << "; see `" << help_hint(argc, argv) << "`\n";
     return 2;
   } catch (const t3::ConfigError& error) {
     std::cerr << "t3sim: configuration error: " << error.what() << "\n";

@@ -137,7 +137,7 @@ void emit_jobs(const po::variables_map& values, const Suite& suite,
                const std::vector<ScenarioJob>& jobs, const std::string& out,
                const std::string& path, bool resume) {
   std::ofstream file(path);
-  if (!file) throw std::runtime_error("cannot write '" + path + "'");
+  if (!file) throw UsageError("--emit-jobs " + path + ": cannot write");
   std::filesystem::create_directories(out + "/points");
   std::string scenarios;
   for (Scenario s : suite.scenarios)
@@ -252,8 +252,19 @@ int sweep_command(const std::vector<std::string>& args) {
   const std::string out = std::filesystem::absolute(values["out"].as<std::string>()).string();
   Suite suite = load_suite(values["suite"].as<std::string>());
   std::vector<ScenarioJob> points;
-  for (const SweepPoint& point : suite.points) points.push_back(point_job(values, point));
-  std::filesystem::create_directories(out);
+  // Every point is planned up front, so a bad one fails the sweep before any simulation (and
+  // before --emit-jobs writes a job that could only fail on the cluster).
+  for (const SweepPoint& point : suite.points) {
+    points.push_back(point_job(values, point));
+    check_plannable(points.back(), suite.scenarios);
+  }
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error || !std::filesystem::is_directory(out)) {
+    throw UsageError(
+        "--out " + out + ": cannot create the directory" +
+        (error ? " (" + error.message() + ")" : std::string(" (a file is in the way)")));
+  }
   const bool resume = values.count("resume") != 0;
   if (resume && values.count("collect")) {
     throw UsageError("--resume runs what is missing; --collect only reads: use one of them");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -18,6 +19,12 @@ std::string describe_range(const ParamInfo& info) {
   std::ostringstream text;
   text << "[" << info.min << ", " << info.max << "]";
   return text.str();
+}
+
+// A value as errors show it; bytes that are not UTF-8 (a --set value is any argv text) are
+// replaced, where a plain dump() would throw instead of reporting.
+std::string printable(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -74,9 +81,9 @@ class JsonApplier : public ParamVisitor {
   void visit(const std::string& path, std::int64_t& value, const ParamInfo& info) override {
     if (const json* given = take(path)) {
       if (!given->is_number_integer())
-        check_.fail(path, "expected an integer, got " + given->dump());
+        check_.fail(path, "expected an integer, got " + printable(*given));
       if (given->is_number_unsigned() && given->get<std::uint64_t>() > INT64_MAX) {
-        check_.fail(path, given->dump() + " is out of range " + describe_range(info));
+        check_.fail(path, printable(*given) + " is out of range " + describe_range(info));
       }
       const auto parsed = given->get<std::int64_t>();
       check_.in_range(path, parsed, info);
@@ -90,8 +97,8 @@ class JsonApplier : public ParamVisitor {
         parsed = given->get<std::uint64_t>();
       } else if (given->is_string() && parse_unsigned(given->get<std::string>(), parsed)) {
       } else {
-        check_.fail(path,
-                    "expected a non-negative integer or a \"0x...\" string, got " + given->dump());
+        check_.fail(path, "expected a non-negative integer or a \"0x...\" string, got " +
+                              printable(*given));
       }
       check_.in_range(path, parsed, info);
       value = parsed;
@@ -99,7 +106,7 @@ class JsonApplier : public ParamVisitor {
   }
   void visit(const std::string& path, double& value, const ParamInfo& info) override {
     if (const json* given = take(path)) {
-      if (!given->is_number()) check_.fail(path, "expected a number, got " + given->dump());
+      if (!given->is_number()) check_.fail(path, "expected a number, got " + printable(*given));
       const auto parsed = given->get<double>();
       check_.in_range(path, parsed, info);
       value = parsed;
@@ -107,13 +114,20 @@ class JsonApplier : public ParamVisitor {
   }
   void visit(const std::string& path, bool& value, const ParamInfo&) override {
     if (const json* given = take(path)) {
-      if (!given->is_boolean()) check_.fail(path, "expected true or false, got " + given->dump());
+      if (!given->is_boolean())
+        check_.fail(path, "expected true or false, got " + printable(*given));
       value = given->get<bool>();
     }
   }
   void visit(const std::string& path, std::string& value, const ParamInfo& info) override {
     if (const json* given = take(path)) {
-      if (!given->is_string()) check_.fail(path, "expected a string, got " + given->dump());
+      if (!given->is_string()) check_.fail(path, "expected a string, got " + printable(*given));
+      // Results are JSON documents: a name they cannot carry is refused here, not at the end.
+      try {
+        (void)given->dump();
+      } catch (const json::type_error&) {
+        check_.fail(path, printable(*given) + " is not valid UTF-8");
+      }
       check_.in_choices(path, given->get<std::string>(), info);
       value = given->get<std::string>();
     }
@@ -277,7 +291,7 @@ class TableWriter : public ParamVisitor {
 json parse_document(const std::string& text, const std::string& source) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {  // parse_error, or out_of_range for 1e999
     throw ConfigError(source + ": not valid JSON: " + error.what());
   }
 }
@@ -337,6 +351,18 @@ void validate(const SystemConfig& config) {
   if (config.address_map.mmio_size > config.address_map.mmio_stride) {
     fail("address_map.mmio_size exceeds address_map.mmio_stride");
   }
+  // Register blocks, flags and buffers are laid out at 4 KiB-aligned offsets from each window's
+  // base; a window that is not 4 KiB-aligned misplaces them (faults or rejected kernels mid-run).
+  const auto& map = config.address_map;
+  for (const auto& [path, value] :
+       {std::pair<const char*, std::uint64_t>{"address_map.hbm_base", map.hbm_base},
+        {"address_map.hbm_stride", map.hbm_stride},
+        {"address_map.mmio_base", map.mmio_base},
+        {"address_map.mmio_stride", map.mmio_stride},
+        {"address_map.mmio_size", map.mmio_size}}) {
+    if (value % 4096 != 0)
+      fail(std::string(path) + ": " + std::to_string(value) + " is not a multiple of 4096");
+  }
   if (config.sim.symmetry == Symmetry::Rotational) {
     const std::string why = rotational_symmetry_refusal(config);
     if (!why.empty()) fail("sim.symmetry: rotational " + why);
@@ -370,8 +396,11 @@ SystemConfig load_system(const std::string& name_or_path) {
     apply_json(config, parse_document(preset->second, "preset " + name_or_path),
                "preset " + name_or_path);
   } else {
-    std::ifstream file(name_or_path);
-    if (!file) {
+    // Only regular files: a device such as /dev/zero would be read forever.
+    std::ifstream file;
+    std::error_code error;
+    if (std::filesystem::is_regular_file(name_or_path, error)) file.open(name_or_path);
+    if (!file.is_open()) {
       throw ConfigError("system '" + name_or_path + "': not a preset (" + join(preset_names()) +
                         ") and not a readable file");
     }

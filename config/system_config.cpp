@@ -58,7 +58,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("address_map.mmio_stride", a.mmio_stride,
           {"byte", "distance between consecutive GPUs' MMIO windows", 1, kMaxU64});
   v.visit("address_map.mmio_size", a.mmio_size,
-          {"byte", "size of each MMIO window", 4096, kMaxU64});
+          {"byte", "size of each MMIO window (at least the 4 register blocks of 0x1000)", 16384,
+           kMaxU64});
 
   auto& h = c.hbm;
   v.visit("hbm.capacity_bytes", h.capacity_bytes, {"byte", "HBM capacity per GPU", 4096, kMaxU64});

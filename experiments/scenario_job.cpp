@@ -69,6 +69,17 @@ nlohmann::json run_scenario_job(const ScenarioJob& job) {
   return result;
 }
 
+void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenarios) {
+  if (job.config.gpus < 2) {
+    throw ConfigError(describe(job) + ": a sublayer needs a TP group of at least 2 GPUs");
+  }
+  try {
+    for (Scenario scenario : scenarios) plan_scenario(job.config, shape_of(job), scenario);
+  } catch (const std::invalid_argument& error) {
+    throw ConfigError(describe(job) + ": " + error.what());
+  }
+}
+
 std::string describe(const ScenarioJob& job) {
   return job.model + " " + to_string(job.sublayer) + " TP " + std::to_string(job.config.gpus) +
          ", " + std::to_string(job.config.workload.tokens) + " tokens";
@@ -87,6 +98,7 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
       simulated.push_back(scenario);
     }
   }
+  for (const ScenarioJob& point : points) check_plannable(point, simulated);
   std::vector<IsolatedJob> work;
   std::vector<double> costs;  // simulated work grows with the group's GEMM flops
   for (const ScenarioJob& point : points) {

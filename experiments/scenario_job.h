@@ -42,6 +42,10 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
                                                        int jobs, const Progress& progress = {},
                                                        const PointDone& point_done = {});
 
+// Throws ConfigError naming the workload if any of `scenarios` cannot be planned for it (a group
+// of one, tokens that do not split into chunks): a bad point is refused before any simulation.
+void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenarios);
+
 // "t-nlg fc2 TP 8, 8192 tokens": how errors and progress name a workload.
 std::string describe(const ScenarioJob& job);
 

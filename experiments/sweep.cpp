@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include "config/system_config.h"
 #include "workloads/model_zoo.h"
@@ -17,6 +20,11 @@ namespace {
 
 const char* const kCategories[] = {"gemm_read", "gemm_write", "rs_read", "rs_write",
                                    "rs_update", "ag_read",    "ag_write"};
+
+// A value as errors show it, bytes that are not UTF-8 replaced (a plain dump() would throw).
+std::string printable(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::vector<std::string> sublayer_names() {
   std::vector<std::string> names;
@@ -64,22 +72,41 @@ std::vector<T> list_of(const nlohmann::json& product, const char* key, const std
     throw ConfigError(where + "." + key + ": expected a non-empty list");
   }
   std::vector<T> items;
+  std::set<T> seen;
   for (const auto& item : value) {
-    try {
-      items.push_back(item.get<T>());
-    } catch (const nlohmann::json::exception&) {
-      throw ConfigError(where + "." + key + ": " + item.dump() + " has the wrong type");
+    // Exact types: get<int>() would turn true into 1, 2.5 into 2 and 2^32 + 2 into 2.
+    bool fits = false;
+    if constexpr (std::is_same_v<T, std::string>) {
+      fits = item.is_string();
+    } else {
+      fits = item.is_number_integer() &&
+             (item.is_number_unsigned()
+                  ? item.get<std::uint64_t>() <=
+                        static_cast<std::uint64_t>(std::numeric_limits<T>::max())
+                  : item.get<std::int64_t>() >= std::numeric_limits<T>::min() &&
+                        item.get<std::int64_t>() <= std::numeric_limits<T>::max());
     }
+    if (!fits)
+      throw ConfigError(where + "." + key + ": " + printable(item) + " has the wrong type");
+    const T parsed = item.get<T>();
+    // A value listed twice would run the same workloads twice (a huge list of one value, forever).
+    if (!seen.insert(parsed).second) {
+      throw ConfigError(where + "." + key + ": " + printable(item) + " is listed twice");
+    }
+    items.push_back(parsed);
   }
   return items;
 }
 
-void add_group(Suite& suite, const nlohmann::json& product, const std::string& where) {
+// `top`: the suite's top level, which may also hold name, scenarios and groups (a group may not).
+void add_group(Suite& suite, const nlohmann::json& product, const std::string& where, bool top) {
   static const std::set<std::string> known = {"models", "tp", "sublayers", "tokens", "set"};
+  if (!product.is_object()) throw ConfigError(where + ": expected an object");
   for (const auto& [key, value] : product.items()) {
-    if (!known.count(key) && key != "name" && key != "scenarios" && key != "groups") {
+    if (!known.count(key) && !(top && (key == "name" || key == "scenarios" || key == "groups"))) {
       throw ConfigError(where + ": unknown key '" + key +
-                        "' (keys: models, tp, sublayers, tokens, set, scenarios, name, groups)");
+                        "' (keys: models, tp, sublayers, tokens, set" +
+                        (top ? ", scenarios, name, groups)" : ")"));
     }
   }
   const auto models = list_of<std::string>(product, "models", where, {});
@@ -96,13 +123,21 @@ void add_group(Suite& suite, const nlohmann::json& product, const std::string& w
       std::vector<std::string> choices;
       for (const auto& value : values) {
         choices.push_back(path + "=" +
-                          (value.is_string() ? value.get<std::string>() : value.dump()));
+                          (value.is_string() ? value.get<std::string>() : printable(value)));
       }
       sets.push_back(choices);
     }
   }
-  add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers,
-              list_of<std::int64_t>(product, "tokens", where, {0}), sets);
+  const auto tokens = list_of<std::int64_t>(product, "tokens", where, {0});
+  // 0 stands for "the system's workload.tokens" when the key is absent; written, it must count.
+  if (product.contains("tokens")) {
+    for (std::int64_t count : tokens) {
+      if (count < 1) {
+        throw ConfigError(where + ".tokens: " + std::to_string(count) + " must be at least 1");
+      }
+    }
+  }
+  add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers, tokens, sets);
 }
 
 double geomean(const std::vector<double>& values) {
@@ -259,17 +294,24 @@ Suite paper_suite() {
 
 Suite load_suite(const std::string& name_or_path) {
   if (name_or_path == "paper") return paper_suite();
-  std::ifstream file(name_or_path);
-  if (!file) {
+  // Only regular files: a device such as /dev/zero would be read forever.
+  std::ifstream file;
+  std::error_code error;
+  if (std::filesystem::is_regular_file(name_or_path, error)) file.open(name_or_path);
+  if (!file.is_open()) {
     throw ConfigError("suite '" + name_or_path + "': not 'paper' and not a readable file");
   }
   nlohmann::json document;
   try {
     document = nlohmann::json::parse(file);
-  } catch (const nlohmann::json::parse_error& error) {
+  } catch (const nlohmann::json::exception& error) {  // parse_error, or out_of_range for 1e999
     throw ConfigError(name_or_path + ": not valid JSON: " + error.what());
   }
   if (!document.is_object()) throw ConfigError(name_or_path + ": expected a JSON object");
+  if (document.contains("name") && !document["name"].is_string()) {
+    throw ConfigError(name_or_path + ".name: expected a string, got " +
+                      printable(document["name"]));
+  }
   Suite suite;
   suite.name = document.value("name", name_or_path);
   suite.scenarios = {Scenario::Sequential};
@@ -284,13 +326,14 @@ Suite load_suite(const std::string& name_or_path) {
     }
   }
   if (document.contains("groups")) {
-    if (!document["groups"].is_array())
-      throw ConfigError(name_or_path + ".groups: expected a list");
+    if (!document["groups"].is_array() || document["groups"].empty())
+      throw ConfigError(name_or_path + ".groups: expected a non-empty list");
     for (std::size_t g = 0; g < document["groups"].size(); ++g) {
-      add_group(suite, document["groups"][g], name_or_path + ".groups[" + std::to_string(g) + "]");
+      add_group(suite, document["groups"][g], name_or_path + ".groups[" + std::to_string(g) + "]",
+                false);
     }
   } else {
-    add_group(suite, document, name_or_path);
+    add_group(suite, document, name_or_path, true);
   }
   return suite;
 }

@@ -105,6 +105,25 @@ TEST_CASE("a wrong type names the path and the value") {
              Contains("address_map.hbm_base: expected a non-negative integer"));
 }
 
+// Found by test_fuzz: bytes that are not UTF-8 in a --set value made the error message itself
+// throw (nlohmann's dump), and a name results could not carry was taken.
+TEST_CASE("a value that is not UTF-8 is reported, and refused for a string") {
+  SystemConfig config;
+  CHECK_THAT(error_of([&] { apply_override(config, "sm.count=\xff\xfe"); }),
+             Contains("sm.count: expected an integer, got"));
+  CHECK_THAT(error_of([&] { apply_override(config, "name=gpu\xff"); }),
+             Contains("name: \"gpu\xef\xbf\xbd\" is not valid UTF-8"));
+  CHECK(config.name == "t3-paper");
+}
+
+// Found by test_fuzz: windows off 4 KiB misplace the register blocks and buffers mid-run.
+TEST_CASE("address windows must be 4 KiB-aligned") {
+  SystemConfig config = load_system("t3-paper");
+  apply_override(config, "address_map.hbm_base=256");
+  CHECK_THAT(error_of([&] { validate(config); }),
+             Contains("address_map.hbm_base: 256 is not a multiple of 4096"));
+}
+
 TEST_CASE("an out-of-range value names the path and the range") {
   SystemConfig config;
   CHECK_THAT(error_of([&] { apply_override(config, "hbm.channels=0"); }),
