@@ -9,14 +9,13 @@ constexpr std::size_t kKeptAddressErrors = 64;
 }
 
 Rotator::Rotator(sc_core::sc_module_name name, const AddressMap& map, const RotationMap& rotation,
-                 Shift shift, int far_gpu)
+                 int far_gpu)
     : sc_core::sc_module(name),
       in("in"),
       out("out"),
       quiet("quiet"),
       map_(map),
       rotation_(rotation),
-      shift_(shift),
       far_gpu_(far_gpu),
       address_errors_(this->name(), kKeptAddressErrors) {
   in.register_b_transport(this, &Rotator::b_transport);
@@ -32,7 +31,7 @@ bool Rotator::rotate(tlm::tlm_generic_payload& payload, Saved& saved) {
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return false;
   }
-  const int shift = -(shift_ == Shift::FarGpu ? far_gpu_ : decoded->gpu);
+  const int shift = -far_gpu_;
   const int gpu = wrap(decoded->gpu + shift, map_.gpus());
   std::uint64_t offset = decoded->offset;
   if (decoded->window == Window::Hbm) {

@@ -25,18 +25,15 @@ namespace t3 {
 
 class Rotator : public sc_core::sc_module {
  public:
-  // By the GPU at the link's far end (a GPU-to-GPU link), or by the destination GPU of each
-  // transaction (a switch's port: the GPU it leads to is the one addressed).
-  enum class Shift { FarGpu, Destination };
-
   tlm_utils::simple_target_socket<Rotator> in;      // what reached the far end
   tlm_utils::simple_initiator_socket<Rotator> out;  // into GPU 0 (or the link leading there)
   // The far GPU's own send side of a GPU-to-GPU link. It stays quiet: what it would send is
   // GPU 0's traffic on another link, already simulated there.
   tlm_utils::simple_initiator_socket_optional<Rotator> quiet;
 
+  // Stands at the far end of a link to GPU `far_gpu`: shifts every GPU index by -far_gpu.
   Rotator(sc_core::sc_module_name name, const AddressMap& map, const RotationMap& rotation,
-          Shift shift, int far_gpu = 0);
+          int far_gpu);
 
   std::uint64_t transactions() const { return transactions_; }
   // Accesses it cannot rotate answer TLM_ADDRESS_ERROR_RESPONSE; all are counted, the first 64
@@ -59,7 +56,6 @@ class Rotator : public sc_core::sc_module {
 
   AddressMap map_;
   RotationMap rotation_;
-  Shift shift_;
   int far_gpu_;
   std::uint64_t transactions_ = 0;
   ErrorLog address_errors_;

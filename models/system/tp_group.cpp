@@ -5,6 +5,7 @@
 
 #include <tlm>
 
+#include "config/config_io.h"
 #include "models/system/stall_error.h"
 
 namespace t3 {
@@ -23,6 +24,9 @@ int simulated_gpus(const SystemConfig& config, const std::optional<RotationMap>&
     throw ConfigError(
         "sim.symmetry: rotational needs a plan that states how its addresses rotate (a scenario "
         "or collective run); this system was built without one");
+  }
+  if (const std::string why = rotational_symmetry_refusal(config); !why.empty()) {
+    throw ConfigError("sim.symmetry: rotational " + why);
   }
   if (rotation->gpus != config.gpus) {
     throw ConfigError("sim.symmetry: the plan's rotation is for " + std::to_string(rotation->gpus) +
@@ -121,18 +125,12 @@ void TpGroup::wire_symmetric_links() {
   // are one lane: a single NvLink carries GPU 0's sends towards h on side A and towards -h on
   // side B (folded when h = -h), and each far end hands what arrives to a Rotator into GPU 0.
   // Acks and read data come back through the same call on the other lane, as in hardware.
-  // Behind a switch, the switch sends everything down GPU 0's own link, each transaction
-  // shifted by its destination.
   Gpu& gpu = *gpus_.front();
   const auto& ends = topology_.links();
   const int n = static_cast<int>(config_.gpus);
   std::vector<int> side_b_of(static_cast<std::size_t>(n), -1);  // far GPU -> link to bind on B
   for (int l : topology_.links_of(0)) {
     const int far = ends[l].a == 0 ? ends[l].b : ends[l].a;
-    if (far == topology_.switch_node()) {
-      wire_symmetric_switch(l);
-      continue;
-    }
     if (side_b_of[static_cast<std::size_t>(far)] >= 0) {
       NvLink& link = *links_[static_cast<std::size_t>(side_b_of[static_cast<std::size_t>(far)])];
       gpu.router.out.bind(link.from_b);
@@ -151,7 +149,7 @@ void TpGroup::wire_symmetric_links() {
          {std::pair{&link.to_b, far}, std::pair{&link.to_a, mirror}}) {
       rotators_.push_back(
           std::make_unique<Rotator>(("rotate_" + name + (end == &link.to_b ? "_b" : "_a")).c_str(),
-                                    map_, *rotation_, Rotator::Shift::FarGpu, shift_from));
+                                    map_, *rotation_, shift_from));
       end->bind(rotators_.back()->in);
       rotators_.back()->out.bind(gpu.router.in);
     }
@@ -159,36 +157,12 @@ void TpGroup::wire_symmetric_links() {
   }
 }
 
-void TpGroup::wire_symmetric_switch(int l) {
-  Gpu& gpu = *gpus_.front();
-  const bool side_a = topology_.links()[l].a == 0;
-  links_.push_back(std::make_unique<NvLink>("link0_switch", config_.link));
-  link_ends_.push_back(topology_.links()[l]);
-  NvLink& link = *links_.back();
-  gpu.router.out.bind(side_a ? link.from_a : link.from_b);
-  (side_a ? link.to_a : link.to_b).bind(gpu.router.in);
-  (side_a ? link.to_b : link.to_a).bind(switch_->in);
-  rotators_.push_back(
-      std::make_unique<Rotator>("rotate_down", map_, *rotation_, Rotator::Shift::Destination));
-  switch_->out.bind(rotators_.back()->in);
-  rotators_.back()->out.bind(side_a ? link.from_b : link.from_a);
-}
-
 void TpGroup::set_routes() {
+  // Every destination of the group, also those a symmetric run does not build.
   const int destinations = static_cast<int>(config_.gpus);
-  std::vector<int> nodes;
-  for (int g = 0; g < gpus(); ++g) nodes.push_back(g);
-  if (switch_) nodes.push_back(topology_.switch_node());
-  for (int node : nodes) {
+  const int nodes = gpus() + (switch_ ? 1 : 0);
+  for (int node = 0; node < nodes; ++node) {
     const bool is_switch = switch_ && node == topology_.switch_node();
-    if (is_switch && rotation_) {
-      // Its one port leads down GPU 0's link, where the Rotator turns every destination into 0.
-      for (int destination = 0; destination < destinations; ++destination) {
-        for (Window window : {Window::Hbm, Window::Mmio})
-          switch_->set_route(destination, window, 0);
-      }
-      continue;
-    }
     const int first_port = is_switch ? 0 : Gpu::kFirstLinkPort;
     const auto& node_links = topology_.links_of(node);
     for (int destination = 0; destination < destinations; ++destination) {

@@ -71,7 +71,6 @@ class TpGroup : public sc_core::sc_module {
   static AddressMap checked_map(const SystemConfig& config);
   void wire_links();
   void wire_symmetric_links();
-  void wire_symmetric_switch(int link);
   void set_routes();
   Router& node_router(int node);
 
