@@ -4,14 +4,11 @@
 #include <algorithm>
 
 namespace t3 {
-namespace {
 
-int mod(int value, int n) {
-  const int m = value % n;
-  return m < 0 ? m + n : m;
+int wrap(std::int64_t n, int ranks) {
+  const std::int64_t m = n % ranks;
+  return static_cast<int>(m < 0 ? m + ranks : m);
 }
-
-}  // namespace
 
 const char* to_string(CollectiveOp op) {
   switch (op) {
@@ -24,19 +21,19 @@ const char* to_string(CollectiveOp op) {
 }
 
 int next_rank(int rank, int ranks) {
-  return mod(rank + 1, ranks);
+  return wrap(rank + 1, ranks);
 }
 int prev_rank(int rank, int ranks) {
-  return mod(rank - 1, ranks);
+  return wrap(rank - 1, ranks);
 }
 int owner_chunk(int rank, int ranks) {
-  return mod(rank + 1, ranks);
+  return wrap(rank + 1, ranks);
 }
 int reduce_scatter_chunk(int rank, int step, int ranks) {
-  return mod(rank - step, ranks);
+  return wrap(rank - step, ranks);
 }
 int all_gather_chunk(int rank, int step, int ranks) {
-  return owner_chunk(mod(rank - step, ranks), ranks);
+  return owner_chunk(wrap(rank - step, ranks), ranks);
 }
 
 ElementRange split_range(std::int64_t total, int parts, int part) {

@@ -83,6 +83,8 @@ const char* to_string(CollectiveOp op);
 
 // ---- The ring schedule -------------------------------------------------------------------------
 
+// n mod ranks in [0, ranks): a rank or chunk index moved around the ring.
+int wrap(std::int64_t n, int ranks);
 int next_rank(int rank, int ranks);  // (rank + 1) mod ranks
 int prev_rank(int rank, int ranks);  // (rank - 1) mod ranks
 // The chunk rank `rank` holds fully reduced after a reduce-scatter (and sends first in an

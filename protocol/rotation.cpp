@@ -3,11 +3,6 @@
 
 namespace t3 {
 
-int wrap(std::int64_t n, int gpus) {
-  const std::int64_t m = n % gpus;
-  return static_cast<int>(m < 0 ? m + gpus : m);
-}
-
 std::uint64_t rotate_hbm_offset(const RotationMap& map, std::uint64_t offset, int shift) {
   const std::uint64_t band_bytes = map.chunk_bytes * static_cast<std::uint64_t>(map.gpus);
   if (map.chunk_bytes == 0 || offset < map.band_offset || offset - map.band_offset >= band_bytes) {

@@ -15,6 +15,8 @@
 
 #include <cstdint>
 
+#include "protocol/ring.h"  // wrap
+
 namespace t3 {
 
 struct RotationMap {
@@ -26,9 +28,6 @@ struct RotationMap {
   // Tags [c T, (c + 1) T) belong to chunk c; 0: tags do not rotate.
   std::uint32_t tags_per_chunk = 0;
 };
-
-// n mod gpus in [0, gpus).
-int wrap(std::int64_t n, int gpus);
 
 // The offset inside an HBM window after a GPU shift of `shift`: moved to the rotated chunk inside
 // the band, unchanged outside it.

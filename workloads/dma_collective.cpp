@@ -15,11 +15,6 @@
 namespace t3 {
 namespace {
 
-int mod(int value, int n) {
-  const int m = value % n;
-  return m < 0 ? m + n : m;
-}
-
 // Elements of the smaller chunk (all of them when n divides E): floor(E / n).
 std::int64_t smaller_chunk(const DmaCollectiveSpec& spec) {
   return spec.elements() / spec.ranks;
@@ -243,7 +238,7 @@ std::vector<int> dma_received_chunks(CollectiveOp op, int rank, int ranks) {
   // What rank + 1 sends at step k: its first chunk (k = 0), then what it received at k - 1.
   const int first = op == CollectiveOp::ReduceScatter ? 3 : 2;
   std::vector<int> chunks;
-  for (int k = 0; k < ranks - 1; ++k) chunks.push_back(mod(rank + first + k, ranks));
+  for (int k = 0; k < ranks - 1; ++k) chunks.push_back(wrap(rank + first + k, ranks));
   return chunks;
 }
 

@@ -4,15 +4,16 @@
 #include <stdexcept>
 #include <string>
 
-#include "protocol/mmio_map.h"
 #include "protocol/dispatcher_registers.h"
+#include "protocol/mmio_map.h"
+#include "protocol/ring.h"
 #include "protocol/tracker_registers.h"
 
 namespace t3 {
 
 int T3Ring::rank(int gpu) const {
   const int position = direction == RingDirection::Descending ? gpu : -gpu;
-  return ((position % gpus) + gpus) % gpus;
+  return wrap(position, gpus);
 }
 std::int64_t T3Ring::first_chunk(int gpu) const {
   return (rank(gpu) + 2) % gpus;

@@ -20,6 +20,7 @@
 #include "models/sm/dispatcher.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
+#include "testbenches/at_start.h"
 #include "testbenches/child_process.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/tests/ring_testing.h"
@@ -33,17 +34,6 @@ using Catch::Contains;
 namespace {
 
 using namespace t3::ring_testing;
-
-// Runs `action` at the start of simulation, when every socket is bound (debug preloads).
-class AtStart : public sc_core::sc_module {
- public:
-  AtStart(sc_core::sc_module_name name, std::function<void()> action)
-      : sc_module(name), action_(std::move(action)) {}
-  void start_of_simulation() override { action_(); }
-
- private:
-  std::function<void()> action_;
-};
 
 ElementType element_type(ElementCode code) {
   return static_cast<ElementType>(code);

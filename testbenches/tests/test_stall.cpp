@@ -20,6 +20,7 @@
 #include "protocol/mmio_map.h"
 #include "protocol/ring.h"
 #include "protocol/tracker_registers.h"
+#include "testbenches/at_start.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/traffic_generator.h"
 #include "workloads/collective_program.h"
@@ -57,17 +58,6 @@ std::string stall_of(TpGroup& group) {
 double now_ns() {
   return sc_core::sc_time_stamp().to_seconds() * 1e9;
 }
-
-// Runs `action` when every socket is bound, before time 0 (debug register writes).
-class AtStart : public sc_core::sc_module {
- public:
-  AtStart(sc_core::sc_module_name name, std::function<void()> action)
-      : sc_module(name), action_(std::move(action)) {}
-  void start_of_simulation() override { action_(); }
-
- private:
-  std::function<void()> action_;
-};
 
 void write32(Router& router, std::uint64_t address, std::uint32_t value) {
   debug_write(router, address,
