@@ -1,7 +1,8 @@
-// t3sim collective: one ring collective (reduce-scatter, all-gather or all-reduce) on the group,
-// timed (or functional), with the nccl-tests algbw and busbw figures. Two implementations: the
-// RCCL-style ring on the SMs (collective_program.h) and the ring on the DMA engines with
-// near-memory updates (dma_collective.h, the paper's Ideal-RS+NMC baseline).
+// t3sim collective: one collective (reduce-scatter, all-gather or all-reduce) on the group, timed
+// (or functional), with the nccl-tests algbw and busbw figures. Three implementations: the
+// RCCL-style ring on the SMs (collective_program.h), and the ring and the direct pattern on the
+// DMA engines with near-memory updates (dma_collective.h; the ring is the paper's Ideal-RS+NMC
+// baseline, the direct one its section 7.1 mapping for fully-connected and switch fabrics).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -21,7 +22,7 @@ namespace t3::cli {
 namespace {
 
 constexpr const char* kOps = "reduce-scatter, all-gather, all-reduce";
-constexpr const char* kImpls = "ring-sm, ring-dma-nmc";
+constexpr const char* kImpls = "ring-sm, ring-dma-nmc, direct-dma-nmc";
 constexpr int kDefaultChannelCap = 16;
 constexpr std::uint64_t kElementBytes = 4;  // the collective carries fp32 elements
 
@@ -31,7 +32,9 @@ po::options_description collective_options() {
                         "collective (required): reduce-scatter, all-gather, all-reduce")(
       "impl", po::value<std::string>()->default_value("ring-sm"),
       "implementation: ring-sm (ring on the SMs, RCCL-style), ring-dma-nmc (ring on the DMA "
-      "engines, tracker-forwarded slices, reductions by near-memory updates)")(
+      "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
+      "(every chunk straight to its owner by DMA, reduced there by near-memory updates; "
+      "topology.kind fully-connected or switch)")(
       "bytes", po::value<std::int64_t>(),
       "buffer bytes per GPU (required), nccl-tests convention: the reduce-scatter input, the "
       "all-gather output, the all-reduce input; any whole number of 4-byte fp32 elements, down to "
@@ -40,9 +43,10 @@ po::options_description collective_options() {
       "ring channels, one workgroup each, 1..64 (default: min(sm.count x sm.occupancy, 16), "
       "one per resident workgroup slot, capped like NCCL's ring channels); ring-sm only")(
       "slices", po::value<int>(),
-      "slices per chunk, 1..16 and at most the smaller chunk's elements, each a DMA descriptor "
-      "and a tracker tag (default: the largest count <= 16 dividing the smaller chunk's "
-      "elements); ring-dma-nmc only")("functional", "carry real data (sets sim.mode=functional)")(
+      "slices per chunk, 1..16 (direct-dma-nmc: 1..16/(n-1)) and at most the smaller chunk's "
+      "elements, each a DMA descriptor and a tracker tag (default: the largest such count "
+      "dividing the smaller chunk's elements); dma-nmc implementations only")(
+      "functional", "carry real data (sets sim.mode=functional)")(
       "omit-rank", po::value<int>(),
       "launch nothing on this rank, so the others wait for it forever: a run that can never "
       "finish, to see the stall diagnosis (exit status 2)")(
@@ -57,11 +61,12 @@ CollectiveKind parse_kind(const std::string& op) {
   throw UsageError("--op " + op + ": unknown collective (choices: " + kOps + ")");
 }
 
-enum class Impl { RingSm, RingDmaNmc };
+enum class Impl { RingSm, RingDmaNmc, DirectDmaNmc };
 
 Impl parse_impl(const std::string& impl) {
   if (impl == "ring-sm") return Impl::RingSm;
   if (impl == "ring-dma-nmc") return Impl::RingDmaNmc;
+  if (impl == "direct-dma-nmc") return Impl::DirectDmaNmc;
   throw UsageError("--impl " + impl + ": unknown implementation (choices: " + kImpls + ")");
 }
 
@@ -98,8 +103,8 @@ const char* bytes_meaning(CollectiveKind kind) {
 struct Timed {
   double time_ns = 0;
   RunSummary run;
-  const char* basis = "";       // how time_ns was measured
-  std::uint64_t ring_data = 0;  // ring data bytes on the links, summed over links
+  const char* basis = "";  // how time_ns was measured
+  std::uint64_t data = 0;  // the collective's data bytes on the links, summed over links
 };
 
 // Ring data on the links: in each op every GPU sends every chunk but one to its ring successor
@@ -115,6 +120,22 @@ std::uint64_t ring_data_bytes(const TpGroup& group, const std::vector<Collective
     for (int g = 0; g < n; ++g) {
       total += static_cast<std::uint64_t>(group.topology().hops(g, successor(g, n))) *
                (bytes - chunk_bytes(unsent(op, g)));
+    }
+  }
+  return total;
+}
+
+// Direct data on the links: every send of every rank (nothing is forwarded), over every link of
+// its route.
+std::uint64_t direct_data_bytes(const TpGroup& group, const std::vector<CollectiveOp>& ops,
+                                const DmaCollectiveSpec& spec) {
+  std::uint64_t total = 0;
+  for (CollectiveOp op : ops) {
+    for (int g = 0; g < group.gpus(); ++g) {
+      for (const DmaSend& send : dma_sends(spec, op, g)) {
+        total += static_cast<std::uint64_t>(group.topology().hops(g, send.to)) *
+                 spec.chunk_bytes(send.position);
+      }
     }
   }
   return total;
@@ -165,59 +186,71 @@ Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<Colle
     return op == CollectiveOp::ReduceScatter ? reduce_scatter_chunk(rank, n - 1, n)
                                              : all_gather_chunk(rank, n - 1, n);
   };
-  timed.ring_data = ring_data_bytes(group, ops, spec.bytes, next_rank, unsent,
-                                    [&](int chunk) { return spec.chunk_bytes(chunk); });
+  timed.data = ring_data_bytes(group, ops, spec.bytes, next_rank, unsent,
+                               [&](int chunk) { return spec.chunk_bytes(chunk); });
   return timed;
 }
 
-DmaCollectiveSpec dma_spec(const po::variables_map& values, int n, std::uint64_t bytes) {
+DmaCollectiveSpec dma_spec(const po::variables_map& values, const std::string& impl,
+                           DmaPattern pattern, int n, std::uint64_t bytes) {
   DmaCollectiveSpec spec;
+  spec.pattern = pattern;
   spec.ranks = n;
   spec.bytes = bytes;
   spec.element = kElementFp32;
   spec.slices = values.count("slices") ? values["slices"].as<int>() : 0;
+  const bool direct = pattern == DmaPattern::Direct;
+  const int most_ranks = direct ? kMaxDirectDmaRanks : kMaxDmaRanks;
+  if (n > most_ranks) {
+    throw UsageError("--impl " + impl + ": at most " + std::to_string(most_ranks) + " GPUs (" +
+                     (direct ? "one DMA descriptor per peer" : "two tracker regions per chunk") +
+                     "), not " + std::to_string(n));
+  }
   // Every non-empty chunk has at least this many elements, one per slice at the least.
   const std::uint64_t most =
       std::max<std::uint64_t>(bytes / (static_cast<std::uint64_t>(n) * kElementBytes), 1);
-  if (values.count("slices") && (spec.slices < 1 || spec.slices > kMaxDmaSlices ||
+  const int most_slices = dma_max_slices(spec);
+  if (values.count("slices") && (spec.slices < 1 || spec.slices > most_slices ||
                                  static_cast<std::uint64_t>(spec.slices) > most)) {
     throw UsageError("--slices " + std::to_string(spec.slices) + ": must be in [1, " +
-                     std::to_string(kMaxDmaSlices) + "] and at most the smaller chunk's " +
+                     std::to_string(most_slices) + "] and at most the smaller chunk's " +
                      std::to_string(most) + " fp32 elements");
-  }
-  if (n > kMaxDmaRanks) {
-    throw UsageError("--impl ring-dma-nmc: at most " + std::to_string(kMaxDmaRanks) +
-                     " GPUs (two tracker regions per chunk), not " + std::to_string(n));
   }
   try {
     check_dma_spec(spec);
   } catch (const std::invalid_argument& error) {
-    throw UsageError(std::string("--impl ring-dma-nmc: ") + error.what());
+    throw UsageError("--impl " + impl + ": " + error.what());
   }
   return spec;
 }
 
-// The DMA ring: every program starts with an MMIO write at time 0 (all of it is the collective:
-// tracker and descriptor programming included), and the collective ends when the last one ended.
+// The DMA collective: every program starts with an MMIO write at time 0 (all of it is the
+// collective: tracker and descriptor programming included), and the collective ends when the last
+// one ended.
 Timed run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
               int omit_rank) {
   const SystemConfig& config = group.config();
   Timed timed;
   timed.run = run_to_completion(
-      group, launched(dma_ring_programs(config, dma_ring_buffers(config), spec, ops), omit_rank));
+      group,
+      launched(dma_collective_programs(config, dma_ring_buffers(config), spec, ops), omit_rank));
   sc_core::sc_time last_end = sc_core::SC_ZERO_TIME;
   for (int g = 0; g < group.gpus(); ++g) {
     last_end = std::max(last_end, group.host(g).finish_times().back());
   }
   timed.time_ns = last_end.to_seconds() * 1e9;
   timed.basis = "first MMIO write to the last program's end, all GPUs";
+  const auto chunk_bytes = [&](int chunk) { return spec.chunk_bytes(chunk); };
+  if (spec.pattern == DmaPattern::Direct) {
+    timed.data = direct_data_bytes(group, ops, spec);
+    return timed;
+  }
   // A reduce-scatter never sends the chunk it owns; an all-gather, the one that ends at it.
   const auto unsent = [n = spec.ranks](CollectiveOp op, int rank) {
     return op == CollectiveOp::ReduceScatter ? static_cast<int>(t3_owned_chunk(rank, n))
                                              : dma_received_chunks(op, rank, n).back();
   };
-  timed.ring_data = ring_data_bytes(group, ops, spec.bytes, t3_next_gpu, unsent,
-                                    [&](int chunk) { return spec.chunk_bytes(chunk); });
+  timed.data = ring_data_bytes(group, ops, spec.bytes, t3_next_gpu, unsent, chunk_bytes);
   return timed;
 }
 
@@ -243,11 +276,12 @@ std::uint64_t checked_bytes(const po::variables_map& values) {
 
 // Options that belong to the other implementation are a usage error, not silently ignored.
 void check_impl_options(const po::variables_map& values, Impl impl) {
-  if (impl == Impl::RingDmaNmc && values.count("channels")) {
-    throw UsageError("--channels applies to --impl ring-sm only (ring-dma-nmc uses --slices)");
+  if (impl != Impl::RingSm && values.count("channels")) {
+    throw UsageError("--channels applies to --impl ring-sm only (the dma-nmc ones use --slices)");
   }
   if (impl == Impl::RingSm && values.count("slices")) {
-    throw UsageError("--slices applies to --impl ring-dma-nmc only (ring-sm uses --channels)");
+    throw UsageError(
+        "--slices applies to the dma-nmc implementations only (ring-sm uses --channels)");
   }
 }
 
@@ -262,7 +296,7 @@ struct Request {
   std::uint64_t bytes = 0;
   std::vector<CollectiveOp> ops;  // the launches (all-reduce: two)
   CollectiveSpec sm;              // impl == RingSm
-  DmaCollectiveSpec dma;          // impl == RingDmaNmc
+  DmaCollectiveSpec dma;          // the dma-nmc implementations
   std::string shape;              // "16 channels", "16 slices per chunk"
   int omit_rank = -1;             // --omit-rank: this rank's program is left empty
 };
@@ -276,15 +310,16 @@ struct Measured {
 };
 
 void print_help(const po::options_description& options) {
-  std::cout << "usage: t3sim collective --op OP --bytes B [--impl ring-sm|ring-dma-nmc] "
-               "[OPTIONS]\n"
-               "Times one collective on the group and reports nccl-tests figures: algbw = "
-               "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
-               "2(n-1)/n (all-reduce).\n"
-               "ring-sm is timed from the first doorbell to the last kernel end; ring-dma-nmc "
-               "from the\nfirst MMIO write (tracker and descriptor programming included) to the "
-               "last program's end.\n"
-            << options;
+  std::cout
+      << "usage: t3sim collective --op OP --bytes B "
+         "[--impl ring-sm|ring-dma-nmc|direct-dma-nmc] [OPTIONS]\n"
+         "Times one collective on the group and reports nccl-tests figures: algbw = "
+         "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
+         "2(n-1)/n (all-reduce).\n"
+         "ring-sm is timed from the first doorbell to the last kernel end; the dma-nmc "
+         "ones from the\nfirst MMIO write (tracker and descriptor programming included) to the "
+         "last program's end.\n"
+      << options;
 }
 
 Request parse_request(const po::variables_map& values) {
@@ -326,7 +361,13 @@ Request parse_request(const po::variables_map& values) {
     r.sm.channels = sm_channels(values, r.config);
     r.shape = std::to_string(r.sm.channels) + " channels";
   } else {
-    r.dma = dma_spec(values, r.n, r.bytes);
+    const DmaPattern pattern = r.impl == Impl::DirectDmaNmc ? DmaPattern::Direct : DmaPattern::Ring;
+    if (pattern == DmaPattern::Direct && r.config.topology.kind == TopologyKind::Ring) {
+      throw UsageError(
+          "--impl direct-dma-nmc needs topology.kind = fully-connected or switch "
+          "(on a ring a direct send crosses other GPUs' links)");
+    }
+    r.dma = dma_spec(values, r.impl_name, pattern, r.n, r.bytes);
     r.shape = std::to_string(dma_slices(r.dma)) + " slices per chunk";
   }
   return r;
@@ -369,13 +410,13 @@ void print_summary(const Request& r, const Measured& m) {
       "  busbw               %.2f GB/s (algbw x %s; %.0f%% of the %.2f GB/s a link delivers)\n",
       m.bw.busbw_GBps, busbw_factor(r.kind), 100 * m.bw.busbw_GBps / link_GBps, link_GBps);
   std::printf(
-      "  link traffic        %.2f MB payload (%.2f MB ring data, %s), "
+      "  link traffic        %.2f MB payload (%.2f MB %s data, %s), "
       "%.2f MB on the wire, summed over links\n",
-      m.payload_bytes / 1e6, m.timed.ring_data / 1e6,
+      m.payload_bytes / 1e6, m.timed.data / 1e6, r.impl == Impl::DirectDmaNmc ? "direct" : "ring",
       r.impl == Impl::RingSm ? "the rest flags" : "no flags", m.wire_bytes / 1e6);
   std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", r.ops.size(),
               r.impl == Impl::RingSm ? (r.ops.size() == 1 ? "launch" : "launches")
-                                     : (r.ops.size() == 1 ? "DMA ring" : "DMA rings"),
+                                     : (r.ops.size() == 1 ? "DMA collective" : "DMA collectives"),
               m.timed.run.wall_time_s);
 }
 
@@ -391,7 +432,9 @@ nlohmann::json result_document(const Request& r, const Measured& m) {
       {"algbw_GBps", m.bw.algbw_GBps},
       {"busbw_GBps", m.bw.busbw_GBps},
       {"link_bytes",
-       {{"payload", m.payload_bytes}, {"wire", m.wire_bytes}, {"ring_data", m.timed.ring_data}}},
+       {{"payload", m.payload_bytes},
+        {"wire", m.wire_bytes},
+        {r.impl == Impl::DirectDmaNmc ? "direct_data" : "ring_data", m.timed.data}}},
       {"simulated_ns", m.timed.run.simulated_ns},
       {"wall_time_s", m.timed.run.wall_time_s},
       {"stats", m.stats},

@@ -1,6 +1,7 @@
-// Ring collectives run by the DMA engines with near-memory updates (the paper's "Ideal-RS+NMC"
-// baseline, `t3sim collective --impl ring-dma-nmc`): no SM kernel, only host programs that arm
-// each GPU's tracker, ring DMA doorbell descriptors and poll. Plain C++, no SystemC.
+// Collectives run by the DMA engines with near-memory updates (the paper's "Ideal-RS+NMC"
+// baseline, `t3sim collective --impl ring-dma-nmc`, and its direct form `--impl direct-dma-nmc`):
+// no SM kernel, only host programs that arm each GPU's tracker, ring DMA doorbell descriptors and
+// poll. Plain C++, no SystemC.
 //
 // Ring. T3's direction (t3_plan.h): rank g sends to t3_next_gpu(g, n) = g - 1 mod n. The buffer
 // of every rank holds E = BYTES / element bytes elements (any E >= 1) in n chunks at the same
@@ -67,6 +68,19 @@
 //      before the DMA poll began, so after it the engine holds nothing either.
 //   6. after the last op: disable its regions, so the tracker watches nothing the collective left.
 //
+// Direct (DmaPattern::Direct, for fully-connected and switch fabrics, T3 section 7.1): no
+// forwarding. Chunk ownership is the ring's (rank g owns g + 1), so either all-gather can follow.
+//   Reduce-scatter: rank g sends every chunk p but its own, for k = 0..n-2 position p = g + 2 + k,
+//   as updates straight to p's owner p - 1 = g + 1 + k (at step k every rank targets a different
+//   owner). The owner's region over its own chunk is count-only with THRESHOLD = (n - 1) x slice
+//   bytes: a slice is done when every peer's update of it has been applied onto the owner's own
+//   partial, which was in place from the start.
+//   All-gather: rank g stores its owned chunk g + 1 into every peer, h = g + 1 + k at step k; each
+//   rank counts every other position with a count-only region of one slice's bytes.
+//   Descriptors: (n - 1) x S doorbells at once (descriptor k S + j), so S <= 16 / (n - 1) and at
+//   most 17 ranks; the automatic S is the largest such count dividing the smaller chunk.
+//   Programs, barriers and completion as for the ring (steps 1-6 below).
+//
 // Resources: regions 0..n-1 (reduce-scatter) and n..2n-1 (all-gather): at most 32 ranks with
 // tracker::kRegions = 64. Descriptors 0..S-1. Tracker entries: a rank's incoming slices are
 // in progress at most dma.in_flight at a time (its one upstream engine runs that many transfers),
@@ -89,12 +103,19 @@ namespace t3 {
 inline constexpr int kMaxDmaSlices = 16;  // dma::kDescriptors
 inline constexpr int kMaxDmaRanks = 32;   // two sets of tracker::kRegions / 2 regions
 
+// Ring: chunks travel rank to rank, each hop adding (or storing) one rank's data. Direct: every
+// rank sends straight to each chunk's owner (fully-connected and switch fabrics).
+enum class DmaPattern { Ring, Direct };
+const char* to_string(DmaPattern pattern);                    // "ring", "direct"
+inline constexpr int kMaxDirectDmaRanks = kMaxDmaSlices + 1;  // (n - 1) doorbells of one slice
+
 struct DmaCollectiveSpec {
+  DmaPattern pattern = DmaPattern::Ring;
   int ranks = 0;
   std::uint64_t bytes = 0;  // whole buffer per rank: `ranks` chunks, any whole number of elements
   ElementCode element = kElementFp32;
-  // Per non-empty chunk, 1..16 and at most the smaller chunk's elements; 0 = the largest count
-  // <= 16 dividing the smaller chunk's elements.
+  // Per non-empty chunk, 1..16 (direct: 1..16 / (ranks - 1)) and at most the smaller chunk's
+  // elements; 0 = the largest such count dividing the smaller chunk's elements.
   int slices = 0;
   // Ids of the programs' Barrier commands: barrier_base + k before op k.
   std::uint32_t barrier_base = 0x100;
@@ -104,11 +125,15 @@ struct DmaCollectiveSpec {
 };
 
 // Throws std::invalid_argument naming the field if the spec cannot run: ranks outside
-// [2, kMaxDmaRanks], an unknown element code, bytes 0 or not a whole number of elements, slices
-// outside [0, 16] or more than the smaller chunk's elements (1 when that is 0), a slice over
-// 2^32 - 1 bytes (the tracker's THRESHOLD is 32 bits).
+// [2, kMaxDmaRanks] (direct: [2, kMaxDirectDmaRanks]), an unknown element code, bytes 0 or not a
+// whole number of elements, slices outside [0, 16] (direct: (ranks - 1) x slices above 16) or
+// more than the smaller chunk's elements (1 when that is 0), a tracker threshold over 2^32 - 1
+// bytes (a slice; direct reduce-scatter: ranks - 1 slices).
 void check_dma_spec(const DmaCollectiveSpec& spec);
 
+// The most slices a chunk may have: 16, or for the direct pattern 16 / (ranks - 1), since a rank
+// rings (ranks - 1) chunks' descriptors at once.
+int dma_max_slices(const DmaCollectiveSpec& spec);
 // The slices per non-empty chunk the programs use (spec.slices, or the automatic choice when it
 // is 0).
 int dma_slices(const DmaCollectiveSpec& spec);
@@ -128,7 +153,17 @@ std::uint32_t dma_slice_tag(int position, int slice, int slices);
 int dma_reduce_scatter_region(int position);         // position
 int dma_all_gather_region(int position, int ranks);  // ranks + position
 // Positions rank `rank` receives in an op, in step order (the last is its completion).
-std::vector<int> dma_received_chunks(CollectiveOp op, int rank, int ranks);
+std::vector<int> dma_received_chunks(CollectiveOp op, int rank, int ranks,
+                                     DmaPattern pattern = DmaPattern::Ring);
+
+// What rank `rank` sends by doorbell in one op, in step order: a chunk position and the rank it
+// goes to. Ring: its first chunk to the next rank (the trackers forward the rest). Direct: every
+// chunk it sends, each to its owner (reduce-scatter) or its owned chunk to each peer (all-gather).
+struct DmaSend {
+  int position = 0;
+  int to = 0;
+};
+std::vector<DmaSend> dma_sends(const DmaCollectiveSpec& spec, CollectiveOp op, int rank);
 
 // Rank g's buffer at GPU g's HBM window base + hbm_offset rounded up to 4 KiB, for every GPU of
 // `config`.
@@ -138,10 +173,11 @@ std::vector<std::uint64_t> dma_ring_buffers(const SystemConfig& config,
 // One program per rank; buffers[g] is rank g's buffer (global address in GPU g's HBM). `ops` run
 // one after the other on the same buffers (all-reduce: {ReduceScatter, AllGather}). Throws
 // std::invalid_argument for what check_dma_spec rejects, ranks != config.gpus, a buffer count
-// other than ranks, a buffer not inside its GPU's HBM window, or an empty `ops`.
-std::vector<Program> dma_ring_programs(const SystemConfig& config,
-                                       const std::vector<std::uint64_t>& buffers,
-                                       const DmaCollectiveSpec& spec,
-                                       const std::vector<CollectiveOp>& ops);
+// other than ranks, a buffer not inside its GPU's HBM window, an empty `ops`, or the direct
+// pattern on a ring topology (where a direct send would cross other GPUs' links).
+std::vector<Program> dma_collective_programs(const SystemConfig& config,
+                                             const std::vector<std::uint64_t>& buffers,
+                                             const DmaCollectiveSpec& spec,
+                                             const std::vector<CollectiveOp>& ops);
 
 }  // namespace t3

@@ -91,7 +91,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
     std::vector<std::uint64_t> buffers;
     for (const GpuGemm& gpu : plan.gemm.gpus) buffers.push_back(gpu.buffers.c);
     plan.rotation.tags_per_chunk = static_cast<std::uint32_t>(dma_slices(spec));
-    dma_rs = dma_ring_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
+    dma_rs = dma_collective_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
   }
   for (int g = 0; g < config.gpus; ++g) {
     Program program;

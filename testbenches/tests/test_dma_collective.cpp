@@ -86,7 +86,7 @@ void golden(const GoldenCase& gc) {
   const std::vector<std::uint64_t> buffers = dma_ring_buffers(config, 8192);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
   const int slices = dma_slices(spec);
-  group.load(dma_ring_programs(config, buffers, spec, ops));
+  group.load(dma_collective_programs(config, buffers, spec, ops));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
 
   const auto type = static_cast<ElementType>(gc.element);
@@ -336,8 +336,8 @@ TEST_CASE("dma collective programs address the model's tracker and DMA registers
   spec.slices = 4;
   spec.barrier_base = 0x200;
   const auto buffers = dma_ring_buffers(config);
-  const auto programs = dma_ring_programs(config, buffers, spec,
-                                          {CollectiveOp::ReduceScatter, CollectiveOp::AllGather});
+  const auto programs = dma_collective_programs(
+      config, buffers, spec, {CollectiveOp::ReduceScatter, CollectiveOp::AllGather});
   REQUIRE(programs.size() == 4);
   const Program& p = programs[1];
   const std::uint64_t tracker_block = mmio_block(config, 1, mmio_map::kTracker);
@@ -412,7 +412,8 @@ TEST_CASE("dma collective programs of uneven chunks use the edge threshold and s
   };
   // Writes of rank 1's program, last value per address, and whether TAG_GROUP was written.
   const auto writes_of = [&](const DmaCollectiveSpec& spec) {
-    const auto programs = dma_ring_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
+    const auto programs =
+        dma_collective_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
     std::map<std::uint64_t, std::uint32_t> last;
     std::vector<std::uint64_t> polls;
     for (const HostCommand& c : programs[1].commands) {
@@ -474,7 +475,7 @@ TEST_CASE("dma collective bad specs throw naming the field", "[dma_collective]")
   CHECK_NOTHROW(check_dma_spec(good));
   const auto buffers = dma_ring_buffers(config);
   const std::vector<CollectiveOp> rs = {CollectiveOp::ReduceScatter};
-  CHECK_NOTHROW(dma_ring_programs(config, buffers, good, rs));
+  CHECK_NOTHROW(dma_collective_programs(config, buffers, good, rs));
 
   DmaCollectiveSpec bad = good;
   bad.ranks = 1;
@@ -518,17 +519,17 @@ TEST_CASE("dma collective bad specs throw naming the field", "[dma_collective]")
   // What only the program builder can check.
   bad = good;
   bad.ranks = 2;
-  CHECK_THROWS_WITH(dma_ring_programs(config, buffers, bad, rs), Contains("4 GPUs"));
-  CHECK_THROWS_WITH(dma_ring_programs(config, {buffers[0]}, good, rs), Contains("buffers"));
+  CHECK_THROWS_WITH(dma_collective_programs(config, buffers, bad, rs), Contains("4 GPUs"));
+  CHECK_THROWS_WITH(dma_collective_programs(config, {buffers[0]}, good, rs), Contains("buffers"));
   std::vector<std::uint64_t> swapped = buffers;
   std::swap(swapped[0], swapped[1]);
-  CHECK_THROWS_WITH(dma_ring_programs(config, swapped, good, rs), Contains("buffers[0]"));
-  CHECK_THROWS_WITH(dma_ring_programs(config, buffers, good, {}), Contains("ops"));
+  CHECK_THROWS_WITH(dma_collective_programs(config, swapped, good, rs), Contains("buffers[0]"));
+  CHECK_THROWS_WITH(dma_collective_programs(config, buffers, good, {}), Contains("ops"));
   bad = good;
   bad.barrier_base = 0xffffffffu;  // room for one barrier id, not for two
-  CHECK_NOTHROW(dma_ring_programs(config, buffers, bad, rs));
-  CHECK_THROWS_WITH(dma_ring_programs(config, buffers, bad,
-                                      {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}),
+  CHECK_NOTHROW(dma_collective_programs(config, buffers, bad, rs));
+  CHECK_THROWS_WITH(dma_collective_programs(config, buffers, bad,
+                                            {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}),
                     Contains("barrier_base"));
 }
 
@@ -642,8 +643,8 @@ TEST_CASE("dma ring reduce-scatter TP 4 of 64 MiB takes the first-principles rin
   DmaCollectiveSpec spec;
   spec.ranks = n;
   spec.bytes = 64ull << 20;
-  const auto programs =
-      dma_ring_programs(config, dma_ring_buffers(config), spec, {CollectiveOp::ReduceScatter});
+  const auto programs = dma_collective_programs(config, dma_ring_buffers(config), spec,
+                                                {CollectiveOp::ReduceScatter});
   run_to_completion(group, programs);
   // The collective starts with every host's first MMIO write at time 0 and ends when the last
   // program finished.

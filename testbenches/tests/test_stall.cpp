@@ -77,8 +77,8 @@ TEST_CASE("a tracker threshold never reached stops the run naming the tiles and 
   spec.ranks = 2;
   spec.element = kElementFp32;
   spec.bytes = 2 * 4 * 4096;
-  std::vector<Program> programs =
-      dma_ring_programs(config, dma_ring_buffers(config), spec, {CollectiveOp::ReduceScatter});
+  std::vector<Program> programs = dma_collective_programs(config, dma_ring_buffers(config), spec,
+                                                          {CollectiveOp::ReduceScatter});
   int doubled = 0;
   for (Program& program : programs) {
     for (HostCommand& command : program.commands) {

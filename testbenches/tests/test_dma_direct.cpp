@@ -1,0 +1,269 @@
+// Direct collectives on the DMA engines with near-memory updates (workloads/dma_collective.h,
+// DmaPattern::Direct): the send schedule, functional goldens of reduce-scatter, all-gather and
+// all-reduce on 4 and 8 GPUs of fully-connected and switch fabrics, and the refusals. Each case
+// builds at most one design.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "config/config_io.h"
+#include "models/dma/dma_engine.h"
+#include "models/system/simulation.h"
+#include "models/system/tp_group.h"
+#include "testbenches/debug_access.h"
+#include "testbenches/tests/ring_testing.h"
+#include "tlm_interconnect/element.h"
+#include "workloads/dma_collective.h"
+#include "workloads/t3_plan.h"
+
+using namespace t3;
+using Catch::Contains;
+
+namespace {
+
+using namespace t3::ring_testing;
+
+DmaCollectiveSpec direct_spec(int ranks, std::uint64_t bytes, ElementCode element = kElementFp32) {
+  DmaCollectiveSpec spec;
+  spec.pattern = DmaPattern::Direct;
+  spec.ranks = ranks;
+  spec.bytes = bytes;
+  spec.element = element;
+  return spec;
+}
+
+struct GoldenCase {
+  int gpus = 4;
+  std::string topology = "fully-connected";
+  Check check = Check::ReduceScatter;
+  ElementCode element = kElementFp32;
+  std::int64_t elements = 0;  // of the whole buffer; 0: chunks of 6000
+};
+
+// What rank g holds at the end in element i (chunk `chunk`, element `offset` of it).
+float expected_value(const GoldenCase& gc, int g, std::int64_t i, int chunk, std::int64_t offset) {
+  float sum = 0;
+  for (int h = 0; h < gc.gpus; ++h) sum += input(h, i);
+  switch (gc.check) {
+    case Check::ReduceScatter:  // the owned chunk reduced, every other one left as it was
+      return chunk == t3_owned_chunk(g, gc.gpus) ? sum : input(g, i);
+    case Check::AllGather:
+      return gathered(chunk, offset);
+    case Check::AllReduce:
+      break;
+  }
+  return sum;
+}
+
+// Preloads every rank's buffer, runs the programs, compares every element and checks that the
+// engines sent exactly the schedule: no forwarding, every update applied at its owner, every
+// byte on the links once per hop of its route.
+void golden(const GoldenCase& gc) {
+  const int n = gc.gpus;
+  const SystemConfig config =
+      group_config(n, true, {"topology.kind=" + gc.topology, "dma.chunk_bytes=1024"});
+  TpGroup group("group", config);
+  const std::int64_t total = gc.elements > 0 ? gc.elements : n * 6000;
+  const std::int64_t eb = static_cast<std::int64_t>(bytes_of(gc.element, 1));
+  const DmaCollectiveSpec spec = direct_spec(n, static_cast<std::uint64_t>(total * eb), gc.element);
+  const std::vector<std::uint64_t> buffers = dma_ring_buffers(config, 8192);
+  const std::vector<CollectiveOp> ops = ops_of(gc.check);
+  group.load(dma_collective_programs(config, buffers, spec, ops));
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
+
+  const auto type = static_cast<ElementType>(gc.element);
+  const auto chunk_at = [&](std::int64_t i) {
+    for (int c = 0; c < n; ++c) {
+      if (i < chunk_range(total, n, c).end) return c;
+    }
+    return n - 1;
+  };
+  for (int g = 0; g < n; ++g) {
+    Bytes bytes(static_cast<std::size_t>(total * eb));
+    for (std::int64_t i = 0; i < total; ++i) {
+      const int chunk = chunk_at(i);
+      const std::int64_t offset = i - chunk_range(total, n, chunk).first;
+      float value = input(g, i);
+      if (gc.check == Check::AllGather) {
+        value = chunk == t3_owned_chunk(g, n) ? gathered(chunk, offset) : kUntouched;
+      }
+      store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
+    }
+    debug_write(group.gpu(g).router, buffers[g], bytes);
+  }
+  sc_core::sc_start();
+  REQUIRE(group.host_error().empty());
+  REQUIRE(group.hosts_done());
+  group.check_drained();
+
+  std::uint64_t link_payload_expected = 0;
+  for (int g = 0; g < n; ++g) {
+    INFO("GPU " << g << " of " << n << " (" << gc.topology << ")");
+    const Bytes bytes =
+        debug_read(group.gpu(g).router, buffers[g], static_cast<std::size_t>(total * eb));
+    std::int64_t wrong = 0, first_wrong = -1;
+    for (std::int64_t i = 0; i < total; ++i) {
+      const int chunk = chunk_at(i);
+      const float expected =
+          expected_value(gc, g, i, chunk, i - chunk_range(total, n, chunk).first);
+      if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
+        if (wrong++ == 0) first_wrong = i;
+      }
+    }
+    INFO("first wrong element " << first_wrong);
+    CHECK(wrong == 0);
+
+    // The engine rang every slice of every send once and forwarded nothing.
+    std::uint64_t doorbells = 0, updated = 0, written = 0;
+    for (CollectiveOp op : ops) {
+      for (const DmaSend& send : dma_sends(spec, op, g)) {
+        const DmaChunk chunk = dma_chunk(spec, send.position);
+        doorbells += static_cast<std::uint64_t>(chunk.slices);
+        (op == CollectiveOp::ReduceScatter ? updated : written) += chunk.bytes;
+        link_payload_expected +=
+            static_cast<std::uint64_t>(group.topology().hops(g, send.to)) * chunk.bytes;
+      }
+    }
+    const DmaStats& dma = group.gpu(g).dma.stats();
+    CHECK(dma.doorbells == doorbells);
+    CHECK(dma.triggered == 0);
+    CHECK(dma.errors == 0);
+    CHECK(dma.bytes_updated == updated);
+    CHECK(dma.bytes_written == written);
+    // The owner's tracker counted every peer's contribution and nothing more.
+    const Tracker& tracker = group.gpu(g).tracker;
+    CHECK(tracker.stats().errors == 0);
+    CHECK(tracker.stats().overcount == 0);
+    CHECK(tracker.pending() == 0);
+    // Near-memory updates here: the owned chunk from each of the n - 1 peers.
+    const HbmStats& memory = group.gpu(g).memory.stats();
+    const int comm = static_cast<int>(TrafficClass::Communication);
+    const auto rs =
+        static_cast<std::uint64_t>(std::count(ops.begin(), ops.end(), CollectiveOp::ReduceScatter));
+    CHECK(memory.bytes[static_cast<int>(Op::Update)][comm] ==
+          rs * static_cast<std::uint64_t>(n - 1) *
+              spec.chunk_bytes(static_cast<int>(t3_owned_chunk(g, n))));
+  }
+  std::uint64_t link_payload = 0;
+  for (int l = 0; l < group.links(); ++l) {
+    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
+  }
+  CHECK(link_payload == link_payload_expected);
+}
+
+}  // namespace
+
+TEST_CASE("direct dma schedule: every chunk reaches its owner once, every step a new peer",
+          "[dma_direct]") {
+  for (int n = 2; n <= kMaxDirectDmaRanks; ++n) {
+    INFO(n << " ranks");
+    const DmaCollectiveSpec spec = direct_spec(n, static_cast<std::uint64_t>(n) * 4096);
+    // Reduce-scatter: rank g sends every chunk but its own, each to the chunk's owner.
+    std::vector<std::multiset<int>> senders(static_cast<std::size_t>(n));
+    for (int g = 0; g < n; ++g) {
+      const auto sends = dma_sends(spec, CollectiveOp::ReduceScatter, g);
+      REQUIRE(sends.size() == static_cast<std::size_t>(n - 1));
+      std::set<int> positions;
+      for (const DmaSend& send : sends) {
+        CHECK(send.to != g);
+        CHECK(t3_owned_chunk(send.to, n) == send.position);
+        positions.insert(send.position);
+        senders[static_cast<std::size_t>(send.position)].insert(g);
+      }
+      CHECK(positions.size() == static_cast<std::size_t>(n - 1));
+      CHECK(positions.count(static_cast<int>(t3_owned_chunk(g, n))) == 0);
+      CHECK(dma_received_chunks(CollectiveOp::ReduceScatter, g, n, DmaPattern::Direct) ==
+            std::vector<int>{static_cast<int>(t3_owned_chunk(g, n))});
+    }
+    for (const auto& from : senders) CHECK(from.size() == static_cast<std::size_t>(n - 1));
+    // At every step the ranks target n different peers (no owner hears from two at once).
+    for (int k = 0; k < n - 1; ++k) {
+      for (CollectiveOp op : {CollectiveOp::ReduceScatter, CollectiveOp::AllGather}) {
+        std::set<int> targets;
+        for (int g = 0; g < n; ++g) {
+          targets.insert(dma_sends(spec, op, g)[static_cast<std::size_t>(k)].to);
+        }
+        CHECK(targets.size() == static_cast<std::size_t>(n));
+      }
+    }
+    // All-gather: the owned chunk to every peer; each rank receives every other chunk once, in
+    // the order the senders reach it.
+    for (int g = 0; g < n; ++g) {
+      const auto received = dma_received_chunks(CollectiveOp::AllGather, g, n, DmaPattern::Direct);
+      REQUIRE(received.size() == static_cast<std::size_t>(n - 1));
+      for (int k = 0; k < n - 1; ++k) {
+        const int from = wrap(g - 1 - k, n);
+        const DmaSend send = dma_sends(spec, CollectiveOp::AllGather, from)[k];
+        CHECK(send.to == g);
+        CHECK(send.position == received[static_cast<std::size_t>(k)]);
+      }
+    }
+  }
+}
+
+TEST_CASE("direct dma slices share the 16 descriptors among the n - 1 sends", "[dma_direct]") {
+  CHECK(dma_max_slices(direct_spec(2, 1 << 20)) == 16);
+  CHECK(dma_max_slices(direct_spec(4, 1 << 20)) == 5);
+  CHECK(dma_max_slices(direct_spec(8, 1 << 20)) == 2);
+  CHECK(dma_max_slices(direct_spec(17, 17 << 20)) == 1);
+  CHECK(dma_slices(direct_spec(4, 4 * 4 * 1000)) == 5);  // 1000 elements per chunk
+  CHECK(dma_slices(direct_spec(4, 4 * 4 * 1001)) == 1);  // 7 x 11 x 13: nothing in [2, 5]
+  DmaCollectiveSpec ring = direct_spec(8, 1 << 20);
+  ring.pattern = DmaPattern::Ring;
+  CHECK(dma_max_slices(ring) == 16);
+}
+
+TEST_CASE("direct dma refusals name what is wrong", "[dma_direct]") {
+  DmaCollectiveSpec spec = direct_spec(18, 18 * 4096);
+  CHECK_THROWS_WITH(check_dma_spec(spec), Contains("ranks = 18") && Contains("[2, 17]"));
+  spec = direct_spec(8, 8 * 4096);
+  spec.slices = 3;
+  CHECK_THROWS_WITH(check_dma_spec(spec), Contains("slices = 3") && Contains("[0, 2]"));
+  // A direct reduce-scatter counts n - 1 slices per tag: the 32-bit threshold binds sooner.
+  spec = direct_spec(8, 8ull * 1200 * 1024 * 1024);
+  spec.slices = 2;
+  CHECK_THROWS_WITH(check_dma_spec(spec), Contains("threshold"));
+  // On a ring a direct send would cross other GPUs' links.
+  const SystemConfig config = group_config(4, false);
+  spec = direct_spec(4, 4 * 4096);
+  CHECK_THROWS_WITH(dma_collective_programs(config, dma_ring_buffers(config), spec,
+                                            {CollectiveOp::ReduceScatter}),
+                    Contains("topology.kind"));
+}
+
+TEST_CASE("direct dma reduce-scatter is exact: 4 GPUs fully connected, fp32", "[dma_direct]") {
+  golden({4, "fully-connected", Check::ReduceScatter});
+}
+TEST_CASE("direct dma reduce-scatter is exact: 8 GPUs fully connected, fp16", "[dma_direct]") {
+  golden({8, "fully-connected", Check::ReduceScatter, kElementFp16});
+}
+TEST_CASE("direct dma reduce-scatter is exact: 4 GPUs behind a switch, bf16", "[dma_direct]") {
+  golden({4, "switch", Check::ReduceScatter, kElementBf16});
+}
+TEST_CASE("direct dma reduce-scatter is exact: 8 GPUs behind a switch, fp32", "[dma_direct]") {
+  golden({8, "switch", Check::ReduceScatter});
+}
+TEST_CASE("direct dma all-gather is exact: 4 GPUs fully connected", "[dma_direct]") {
+  golden({4, "fully-connected", Check::AllGather});
+}
+TEST_CASE("direct dma all-gather is exact: 8 GPUs behind a switch, fp16", "[dma_direct]") {
+  golden({8, "switch", Check::AllGather, kElementFp16});
+}
+TEST_CASE("direct dma all-reduce is exact: 8 GPUs fully connected", "[dma_direct]") {
+  golden({8, "fully-connected", Check::AllReduce});
+}
+TEST_CASE("direct dma all-reduce is exact: 4 GPUs behind a switch", "[dma_direct]") {
+  golden({4, "switch", Check::AllReduce});
+}
+TEST_CASE("direct dma all-reduce is exact with uneven chunks", "[dma_direct]") {
+  golden({4, "fully-connected", Check::AllReduce, kElementFp32, 4 * 777 + 3});
+}
+TEST_CASE("direct dma all-reduce is exact with fewer elements than ranks", "[dma_direct]") {
+  golden({8, "switch", Check::AllReduce, kElementFp32, 5});
+}
