@@ -93,7 +93,9 @@ void print_header(const char* command, const ScenarioJob& job, const nlohmann::j
 }
 
 void print_run(const nlohmann::json& result) {
-  std::printf("  scenario       %s\n", result["scenario"].get<std::string>().c_str());
+  std::printf("  scenario       %s (%s reduce-scatter)\n",
+              result["scenario"].get<std::string>().c_str(),
+              result["collective"].get<std::string>().c_str());
   std::printf("  time           %.1f us, %.3fx sequential\n", result["time_ns"].get<double>() / 1e3,
               result["speedup_vs_sequential"].get<double>());
   std::printf("  phases        ");

@@ -339,6 +339,12 @@ void validate(const SystemConfig& config) {
   if ((interleave & (interleave - 1)) != 0) {
     fail("hbm.interleave_bytes: " + std::to_string(interleave) + " is not a power of two");
   }
+  if (config.workload.collective == CollectivePattern::Direct &&
+      config.topology.kind == TopologyKind::Ring) {
+    fail(
+        "workload.collective: direct needs topology.kind = fully-connected or switch (on a ring "
+        "a direct send crosses other GPUs' links)");
+  }
   if (config.topology.kind == TopologyKind::FullyConnected && config.gpus > 16) {
     fail("topology.kind: fully-connected is limited to 16 GPUs (" + std::to_string(config.gpus) +
          " asked); use switch");
@@ -367,6 +373,18 @@ void validate(const SystemConfig& config) {
     const std::string why = rotational_symmetry_refusal(config);
     if (!why.empty()) fail("sim.symmetry: rotational " + why);
   }
+}
+
+bool direct_collective(const SystemConfig& config) {
+  switch (config.workload.collective) {
+    case CollectivePattern::Ring:
+      return false;
+    case CollectivePattern::Direct:
+      return true;
+    case CollectivePattern::Auto:
+      break;
+  }
+  return config.topology.kind != TopologyKind::Ring;
 }
 
 std::string rotational_symmetry_refusal(const SystemConfig& config) {

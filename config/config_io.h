@@ -22,6 +22,10 @@ void apply_json(SystemConfig& config, const nlohmann::json& document, const std:
 // Applies one `path=value` override (value parsed according to the path's type).
 void apply_override(SystemConfig& config, const std::string& assignment);
 
+// Whether T3's and ideal-rs-nmc's DMA + NMC reduce-scatter go straight to each chunk's owner
+// (workload.collective, auto: not on a ring topology).
+bool direct_collective(const SystemConfig& config);
+
 // Why rotational symmetry cannot stand for an every-GPU run of `config` (empty if it can): the
 // sweep picks it only where this is empty, and validate() refuses it otherwise.
 std::string rotational_symmetry_refusal(const SystemConfig& config);

@@ -23,6 +23,9 @@ enum class TopologyKind { Ring, FullyConnected, Switch };
 enum class PriorityClass { Compute, Communication };
 // T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1; ascending is GPU0 -> GPU1.
 enum class RingDirection { Descending, Ascending };
+// How T3's fused reduce-scatter (and the DMA + NMC one of ideal-rs-nmc) reach a chunk's owner:
+// auto is ring on a ring topology and direct on fully-connected and switch fabrics.
+enum class CollectivePattern { Auto, Ring, Direct };
 
 struct SimConfig {
   SimMode mode = SimMode::Timing;
@@ -125,6 +128,7 @@ struct DmaConfig {
 struct WorkloadConfig {
   std::int64_t tokens = 8192;
   RingDirection ring = RingDirection::Descending;
+  CollectivePattern collective = CollectivePattern::Auto;
 };
 
 struct SystemConfig {

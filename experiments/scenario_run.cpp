@@ -140,6 +140,7 @@ nlohmann::json ScenarioRun::result() const {
   nlohmann::json result = {
       {"scenario", to_string(plan_.scenario)},
       {"symmetry", config_.sim.symmetry == Symmetry::Rotational ? "rotational" : "none"},
+      {"collective", plan_.direct ? "direct" : "ring"},
       {"time_ns", ns(last.time - start.time)},
       {"start_ns", ns(start.time)},  // simulated time at which the sublayer's clock started
       {"phases", phases},

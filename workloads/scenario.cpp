@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "config/config_io.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 #include "workloads/t3_plan.h"
@@ -85,6 +86,8 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
   std::vector<Program> dma_rs;
   if (dma_reduce_scatter) {
     DmaCollectiveSpec spec;
+    plan.direct = direct_collective(config);
+    spec.pattern = plan.direct ? DmaPattern::Direct : DmaPattern::Ring;
     spec.ranks = static_cast<int>(config.gpus);
     spec.bytes = plan.output_bytes;
     spec.element = out_element;
@@ -116,8 +119,10 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
 void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
                 ElementCode element, ElementCode out_element) {
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
-  const T3GemmRsPlan fused = plan_t3_gemm_rs(config, shape, element, out_element);
+  const T3GemmRsPlan fused =
+      plan_t3_gemm_rs(config, shape, element, out_element, direct_collective(config));
   plan.gemm = fused.gemm;
+  plan.direct = fused.direct;
   const RingOnOutput ring = ring_on_output(config, plan, out_element, fused.ring);
   std::vector<Program> programs = fused.programs();
   for (int g = 0; g < config.gpus; ++g) {

@@ -64,6 +64,9 @@ struct ScenarioPlan {
   std::vector<PhaseSpec> phases;           // phase k ends at barrier kStartBarrier + 1 + k
   std::vector<std::int64_t> owned_chunks;  // per GPU: the chunk it holds reduced after the RS
   std::vector<Program> programs;           // one per GPU
+  // The reduce-scatter goes straight to each chunk's owner (t3, t3-mca and ideal-rs-nmc under
+  // workload.collective = direct); otherwise it follows the ring.
+  bool direct = false;
   // Every GPU's program is GPU 0's rotated by its index: how addresses and tags move with it
   // (protocol/rotation.h). The band is C, whose chunk positions the collectives number.
   RotationMap rotation;

@@ -50,10 +50,11 @@ void write64(std::vector<HostCommand>& commands, std::uint64_t address, std::uin
 }
 
 // The fewest tile columns per tracker entry for which every group that can be pending at once
-// has an entry: the groups of the n - 1 chunks a GPU receives.
-std::int64_t tag_group(const SystemConfig& config, int n, std::int64_t band_rows,
-                       std::int64_t grid_cols) {
-  const std::int64_t rows = (n - 1) * band_rows;
+// has an entry: the groups of the chunks a GPU counts (ring: the n - 1 it receives; direct: its
+// own).
+std::int64_t tag_group(const SystemConfig& config, std::int64_t counted_chunks,
+                       std::int64_t band_rows, std::int64_t grid_cols) {
+  const std::int64_t rows = counted_chunks * band_rows;
   require(rows <= config.tracker.entries,
           "tracker.entries = " + std::to_string(config.tracker.entries) + " cannot hold the " +
               std::to_string(rows) + " tile rows a GPU receives, even one entry per row");
@@ -64,7 +65,7 @@ std::int64_t tag_group(const SystemConfig& config, int n, std::int64_t band_rows
 }  // namespace
 
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
-                             ElementCode element, ElementCode out_element) {
+                             ElementCode element, ElementCode out_element, bool direct) {
   const int n = static_cast<int>(config.gpus);
   const GemmConfig& tiles = config.gemm;
   require(n >= 2, "needs at least 2 GPUs, has " + std::to_string(n));
@@ -79,6 +80,7 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
 
   T3GemmRsPlan plan;
   plan.ring = T3Ring{n, config.workload.ring};
+  plan.direct = direct;
   plan.gemm = plan_group_gemm(config, shape, element, out_element);
   // A ragged N leaves a last tile column of narrower tiles: the tracker counts those at
   // EDGE_THRESHOLD (tracker.h, tile geometry).
@@ -90,10 +92,10 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
   const std::uint64_t tile_bytes = bytes_of(out_element, tiles.tile_m * tiles.tile_n);
   const std::uint64_t edge_bytes =
       bytes_of(out_element, tiles.tile_m * layout.tile_width(grid_cols - 1));
-  require(2 * tile_bytes <= UINT32_MAX && grid_cols <= UINT32_MAX,
+  require((direct ? n : 2) * tile_bytes <= UINT32_MAX && grid_cols <= UINT32_MAX,
           "a tile of " + std::to_string(tile_bytes) + " bytes or " + std::to_string(grid_cols) +
               " tile columns do not fit the tracker's 32-bit registers");
-  plan.tag_group = tag_group(config, n, band_rows, grid_cols);
+  plan.tag_group = tag_group(config, direct ? 1 : n - 1, band_rows, grid_cols);
   plan.groups_per_chunk = band_rows * ((grid_cols + plan.tag_group - 1) / plan.tag_group);
   const std::uint32_t flags = dispatcher::kUncached | dispatcher::kTagged;
 
@@ -111,26 +113,38 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
     launch.outputs = local;
     launch.outputs[static_cast<std::size_t>(launch.first_chunk)] =
         remote[static_cast<std::size_t>(launch.first_chunk)];
+    const std::int64_t owned_chunk = plan.ring.owned_chunk(g);
+    if (direct) {  // every chunk but its own straight to its owner
+      for (int p = 0; p < n; ++p) {
+        if (p == owned_chunk) continue;
+        launch.outputs[static_cast<std::size_t>(p)] =
+            chunk_outputs(plan.gemm.gpus[plan.ring.owner(p)].buffers.c, shape, tiles, n,
+                          out_element, OutputOp::Update, flags)[static_cast<std::size_t>(p)];
+      }
+    }
 
-    // A region per chunk this GPU receives: the local update and the incoming one complete a tile.
+    // A region per chunk this GPU receives: the local update and the incoming one(s) complete a
+    // tile (direct: the owned chunk only, from every GPU).
+    const std::uint32_t contributions = direct ? static_cast<std::uint32_t>(n) : 2;
     std::vector<HostCommand> setup;
     const std::uint64_t block = mmio_block(config, g, mmio_map::kTracker);
     write(setup, block + tracker::kTagGroup, static_cast<std::uint32_t>(plan.tag_group),
           "tile columns per tracker entry");
     for (int p = 0; p < n; ++p) {
-      if (p == launch.first_chunk) continue;
-      const bool owned = p == plan.ring.owned_chunk(g);
+      const bool owned = p == owned_chunk;
+      if (p == launch.first_chunk || (direct && !owned)) continue;
       const std::string note = "tracker region " + std::to_string(p);
       const auto reg = [&](std::uint64_t r) { return block + tracker::region_register(p, r); };
       write64(setup, reg(tracker::kBaseLow), local[static_cast<std::size_t>(p)].base,
               note + " base");
       write64(setup, reg(tracker::kSizeLow), plan.chunk_bytes, note + " size");
-      write(setup, reg(tracker::kThreshold), static_cast<std::uint32_t>(2 * tile_bytes),
-            note + " threshold: local + incoming update");
+      write(setup, reg(tracker::kThreshold), static_cast<std::uint32_t>(contributions * tile_bytes),
+            note + " threshold: local + incoming update(s)");
       write(setup, reg(tracker::kGridCols), static_cast<std::uint32_t>(grid_cols),
             note + " tile columns");
-      write(setup, reg(tracker::kEdgeThreshold), static_cast<std::uint32_t>(2 * edge_bytes),
-            note + " last-column threshold: local + incoming update");
+      write(setup, reg(tracker::kEdgeThreshold),
+            static_cast<std::uint32_t>(contributions * edge_bytes),
+            note + " last-column threshold: local + incoming update(s)");
       write64(setup, reg(tracker::kDmaDstLow), owned ? 0 : remote[static_cast<std::size_t>(p)].base,
               note + " destination");
       write(setup, reg(tracker::kDmaOp), owned ? tracker::kOpNone : tracker::kOpUpdate,

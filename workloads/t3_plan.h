@@ -27,8 +27,9 @@
 #include <vector>
 
 #include "config/system_config.h"
-#include "workloads/gemm_plan.h"
 #include "protocol/program.h"
+#include "protocol/ring.h"
+#include "workloads/gemm_plan.h"
 
 namespace t3 {
 
@@ -43,6 +44,7 @@ struct T3Ring {
   int next(int gpu) const { return this->gpu(rank(gpu) - 1); }  // where GPU g's chunk data goes
   std::int64_t first_chunk(int gpu) const;                      // stage 1 position: rank + 2
   std::int64_t owned_chunk(int gpu) const;  // fully reduced there at the end: rank + 1
+  int owner(std::int64_t chunk) const { return gpu(wrap(static_cast<int>(chunk) - 1, gpus)); }
 };
 
 // The paper's ring (descending).
@@ -53,6 +55,7 @@ std::int64_t t3_owned_chunk(int gpu, int gpus);
 struct T3GemmRsPlan {
   GroupGemmPlan gemm;  // buffers and launches, with T3's output map
   T3Ring ring;
+  bool direct = false;  // chunks straight to their owners (see above), not along the ring
   std::vector<std::vector<HostCommand>> tracker_setup;  // per GPU, before the launch
   // Each chunk is a band of tile rows: tiles = band tile rows x tile columns; bytes = band tile
   // rows x tile_m x N x element bytes (edge tiles are unpadded).
@@ -69,9 +72,10 @@ struct T3GemmRsPlan {
 // (M a multiple of tile_m, tile rows divisible by the GPU count): the all-gather that follows
 // uses equal chunks. N need not be a multiple of tile_n: the narrower tiles of the last column
 // are counted at their own threshold (the tracker's GRID_COLS and EDGE_THRESHOLD). Also throws if
-// tracker.entries is smaller than the tile rows a GPU receives.
+// tracker.entries is smaller than the tile rows a GPU receives. `direct` chooses the direct form
+// (the caller checks the topology allows it: direct_collective in config_io.h).
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
                              ElementCode element = kElementFp16,
-                             ElementCode out_element = kElementFp16);
+                             ElementCode out_element = kElementFp16, bool direct = false);
 
 }  // namespace t3

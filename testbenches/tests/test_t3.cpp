@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "config/config_io.h"
-#include "protocol/mmio_map.h"
 #include "models/system/simulation.h"
+#include "protocol/mmio_map.h"
 #include "protocol/tracker_registers.h"
 #include "testbenches/debug_access.h"
 #include "testbenches/reference_gemm.h"
@@ -37,13 +37,18 @@ void accumulate(Bytes& sum, const Bytes& band) {
 }
 
 // Runs T3's fused GEMM-RS of `shape` on `gpus` GPUs of small_system (tiles 32 x 16 x 8) and checks
-// every owned chunk against the reference sums, the tracker's fires and the DMA transfers.
+// every owned chunk against the reference sums, the tracker's fires and the DMA transfers. On a
+// `topology` other than the ring the direct form runs (chunks straight to their owners).
 void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_entries = 256,
-                                const char* ring = "descending") {
+                                const char* ring = "descending", const char* topology = "ring") {
   SystemConfig config = small_system(gpus);
   apply_override(config, "tracker.entries=" + std::to_string(tracker_entries));
   apply_override(config, std::string("workload.ring=") + ring);
-  const T3GemmRsPlan plan = plan_t3_gemm_rs(config, shape, kElementFp32, kElementFp32);
+  apply_override(config, std::string("topology.kind=") + topology);
+  validate(config);
+  const bool direct = direct_collective(config);
+  const T3GemmRsPlan plan = plan_t3_gemm_rs(config, shape, kElementFp32, kElementFp32, direct);
+  REQUIRE(plan.direct == (std::string(topology) != "ring"));
   const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
   const std::int64_t band_rows = layout.grid_rows() / gpus;
   REQUIRE(plan.tiles_per_chunk == band_rows * layout.grid_cols());
@@ -94,25 +99,29 @@ void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_en
     CHECK(debug_read(group.gpu(g).router, plan.gemm.gpus[g].buffers.c + offset, plan.chunk_bytes) ==
           expected);
 
-    // Every tile of every chunk this GPU receives fired once; every chunk but the owned one went
-    // on to the next GPU of the ring, and nothing was counted outside a region.
+    // Every tile of every chunk this GPU receives fired once (direct: of the owned chunk only);
+    // on the ring every chunk but the owned one went on to the next GPU, and nothing was counted
+    // outside a region.
     const Tracker& tracker = group.gpu(g).tracker;
-    CHECK(tracker.stats().fired == static_cast<std::uint64_t>((gpus - 1) * plan.groups_per_chunk));
+    const std::int64_t counted_chunks = direct ? 1 : gpus - 1;
+    CHECK(tracker.stats().fired ==
+          static_cast<std::uint64_t>(counted_chunks * plan.groups_per_chunk));
     CHECK(tracker.stats().max_in_use <= static_cast<std::uint64_t>(tracker_entries));
     CHECK(tracker.stats().refused == 0);  // the plan sized its groups for the table
     CHECK(tracker.stats().errors == 0);
     CHECK(tracker.stats().overcount == 0);
     CHECK(tracker.pending() == 0);
-    // Each fire counted exactly the local and the incoming update of its tile group, whose last
-    // tile is narrower in the last tile column.
+    // Each fire counted exactly the local and the incoming update(s) of its tile group (direct:
+    // one from every GPU), whose last tile is narrower in the last tile column.
     for (const TrackerFire& fire : tracker.fires()) {
       INFO("tag " << fire.tag);
       CHECK(fire.tag % layout.grid_cols() % group_cols == 0);  // a group's first tag
       CHECK(fire.bytes == group_bytes(fire.tag));
-      CHECK(fire.counted == 2 * fire.bytes);
+      CHECK(fire.counted == static_cast<std::uint64_t>(direct ? gpus : 2) * fire.bytes);
     }
     const auto& transfers = group.gpu(g).dma.transfers();
-    CHECK(transfers.size() == static_cast<std::size_t>((gpus - 2) * plan.groups_per_chunk));
+    CHECK(transfers.size() ==
+          static_cast<std::size_t>(direct ? 0 : (gpus - 2) * plan.groups_per_chunk));
     const int next = plan.ring.next(g);
     for (const auto& transfer : transfers) {
       CHECK(group.address_map().decode(transfer.destination)->gpu == next);
@@ -164,6 +173,34 @@ TEST_CASE("T3 chunks travel the paper's ring GPU0 to GPU3 to GPU2 to GPU1") {
     CHECK(t3_first_chunk((g + 1) % 4, 4) == (launch.first_chunk + 1) % 4);
     CHECK(t3_owned_chunk(g, 4) == (launch.first_chunk + 3) % 4);
   }
+}
+
+// Direct (T3 section 7.1): every chunk straight to its owner, the tracker only counting.
+TEST_CASE("T3 direct fused GEMM-RS reduces exactly on 4 GPUs fully connected") {
+  check_fused_reduce_scatter(4, {256, 40, 24}, 256, "descending", "fully-connected");
+}
+TEST_CASE("T3 direct fused GEMM-RS reduces exactly on 8 GPUs behind a switch") {
+  check_fused_reduce_scatter(8, {512, 32, 24}, 256, "ascending", "switch");
+}
+TEST_CASE("T3 direct sends every chunk but its own to the chunk's owner") {
+  SystemConfig config = small_system(4);
+  apply_override(config, "topology.kind=switch");
+  const T3GemmRsPlan plan =
+      plan_t3_gemm_rs(config, {256, 32, 24}, kElementFp32, kElementFp32, true);
+  const AddressMap map(config.address_map, 4, config.hbm.capacity_bytes);
+  for (int g = 0; g < 4; ++g) {
+    const GemmLaunch& launch = plan.gemm.gpus[g].launch;
+    for (std::int64_t c = 0; c < 4; ++c) {
+      const int owner = map.decode(launch.outputs[static_cast<std::size_t>(c)].base)->gpu;
+      CHECK(plan.ring.owned_chunk(owner) == c);
+      CHECK(launch.outputs[static_cast<std::size_t>(c)].op == OutputOp::Update);
+    }
+    CHECK(launch.first_chunk == plan.ring.first_chunk(g));  // the owned chunk is computed last
+  }
+  // A ring topology cannot carry it.
+  SystemConfig ring = small_system(4);
+  apply_override(ring, "workload.collective=direct");
+  CHECK_THROWS_WITH(validate(ring), Catch::Contains("workload.collective: direct needs"));
 }
 
 TEST_CASE("T3 on the ascending ring reduces exactly on 4 GPUs") {
