@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <systemc>
 
+#include "experiments/activity.h"
 #include "models/system/tp_group.h"
 #include "tlm_interconnect/payload.h"
 #include "workloads/scenario.h"
@@ -60,6 +61,14 @@ class ScenarioRun {
   nlohmann::json tracker_statistics() const;
   nlohmann::json dma_statistics() const;
   nlohmann::json transactions() const;
+  // Time communication runs with no compute beside it: every collective-only phase whole (its
+  // setup and launch included), and in a phase that fuses the GEMM with its reduce-scatter, the
+  // time a GPU's communication runs with none of its GEMM workgroups running (the most over the
+  // simulated GPUs).
+  double exposed_comm_ns() const;
+  // That time in `window` (ns): a collective kernel counts from its doorbell to its end, a DMA
+  // transfer from its queueing to its end.
+  double uncovered_communication_ns(Interval window) const;
   const Mark& mark(std::uint32_t barrier) const;
 
   SystemConfig config_;

@@ -259,7 +259,7 @@ void write_csv(const std::string& path, const nlohmann::json& records) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
   out << "model,sublayer,tp,tokens,sets,scenario,time_ns,speedup_vs_sequential,gemm_ns,"
-         "reduce_scatter_ns,gemm_rs_ns,all_gather_ns,dram_total";
+         "reduce_scatter_ns,gemm_rs_ns,all_gather_ns,exposed_comm_ns,dram_total";
   for (const char* category : kCategories) out << "," << category;
   out << ",link_payload_bytes,tracker_fired,dma_transfers,transactions,wall_time_s\n";
   for (const auto& record : records) {
@@ -273,7 +273,7 @@ void write_csv(const std::string& path, const nlohmann::json& records) {
         << record["scenario"].get<std::string>() << "," << record["time_ns"] << ","
         << record["speedup_vs_sequential"] << "," << phases["gemm"] << ","
         << phases["reduce_scatter"] << "," << phases["gemm_rs"] << "," << phases["all_gather"]
-        << "," << record["dram_bytes"]["total"];
+        << "," << record.at("exposed_comm_ns") << "," << record["dram_bytes"]["total"];
     for (const char* category : kCategories) out << "," << record["dram_bytes"][category];
     out << "," << record["link_bytes"]["payload"] << "," << record["tracker"]["fired"] << ","
         << record["dma"]["transfers"] << "," << record["transactions"]["total"] << ","

@@ -302,6 +302,7 @@ void Dispatcher::doorbell(std::uint32_t value) {
   }
   record.status = kRunning;
   record.workgroups = kernel->workgroups();
+  record.kind = kernel->kind;
   launches_.push_back(record);
   running_ = true;
   status_ = kRunning;

@@ -46,6 +46,7 @@ struct LaunchRecord {
   std::uint32_t status;       // dispatcher::Status at the end
   std::uint32_t error;        // dispatcher::LaunchError
   std::int64_t workgroups;
+  std::uint32_t kind = dispatcher::kNone;  // KernelKind of an accepted launch
 };
 
 class Dispatcher : public RegisterBlock {

@@ -1,0 +1,73 @@
+// Exposed communication (experiments/activity.h, a result's exposed_comm_ns): the interval
+// arithmetic on its own, and what it measures of the scenarios: all of sequential's collectives,
+// T3's all-gather and what of its reduce-scatter outlasts the GEMM, ideal's derivation.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "config/config_io.h"
+#include "experiments/activity.h"
+#include "experiments/isolated.h"
+#include "experiments/scenario_run.h"
+#include "testbenches/small_system.h"
+
+using namespace t3;
+
+TEST_CASE("uncovered time: the union of one kind minus the union of the other, in a window",
+          "[exposed]") {
+  // Active [0, 10) and [5, 20) = [0, 20); covered [2, 4) and [3, 6) = [2, 6) and [15, 30).
+  CHECK(uncovered_ns({{0, 10}, {5, 20}}, {{2, 4}, {3, 6}, {15, 30}}, {0, 100}) == 11);
+  // The window clips both.
+  CHECK(uncovered_ns({{0, 10}, {5, 20}}, {{2, 4}, {3, 6}, {15, 30}}, {3, 18}) == 9);
+  // Nothing covered: the union; nothing active: zero; empty intervals count for nothing.
+  CHECK(uncovered_ns({{5, 7}, {1, 3}, {2, 4}}, {}, {0, 100}) == 5);
+  CHECK(uncovered_ns({}, {{0, 10}}, {0, 100}) == 0);
+  CHECK(uncovered_ns({{4, 4}, {6, 5}}, {}, {0, 100}) == 0);
+  // Covered completely, and a cover that ends exactly where the next active interval starts.
+  CHECK(uncovered_ns({{1, 2}, {3, 4}}, {{0, 5}}, {0, 100}) == 0);
+  CHECK(uncovered_ns({{0, 2}, {2, 6}}, {{0, 2}, {4, 5}}, {0, 100}) == 3);
+}
+
+namespace {
+
+nlohmann::json run(Scenario scenario) {
+  SystemConfig config = small_system(4, SimMode::Timing);
+  ScenarioRun run(config, plan_scenario(config, {1024, 512, 64}, scenario));
+  run.run();
+  return run.result();
+}
+
+double phase(const nlohmann::json& result, const std::string& name) {
+  for (const auto& p : result.at("phases")) {
+    if (p.at("name") == name) return p.at("time_ns").get<double>();
+  }
+  FAIL("no phase " << name);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("sequential exposes its collectives, T3 its all-gather and reduce-scatter tail",
+          "[exposed]") {
+  // One elaboration per process: each scenario in a child of its own.
+  const std::vector<nlohmann::json> results =
+      run_isolated({[] { return run(Scenario::Sequential); }, [] { return run(Scenario::T3); }}, 1);
+  const nlohmann::json& sequential = results.at(0);
+  const nlohmann::json& t3 = results.at(1);
+  REQUIRE(!sequential.contains("error"));
+  REQUIRE(!t3.contains("error"));
+  const double rs = phase(sequential, "reduce_scatter"), ag = phase(sequential, "all_gather");
+  // Nothing but the collectives runs in their phases: all of both is exposed.
+  const double exposed = sequential.at("exposed_comm_ns");
+  CHECK(exposed == Approx(rs + ag));
+  // T3: the all-gather is exposed; the fused reduce-scatter only where it outlasts the GEMM,
+  // which takes at least as long as it does alone.
+  const double t3_exposed = t3.at("exposed_comm_ns");
+  CHECK(t3_exposed > phase(t3, "all_gather"));
+  CHECK(t3_exposed <= phase(t3, "all_gather") + phase(t3, "gemm_rs") - phase(sequential, "gemm"));
+  CHECK(t3_exposed < exposed);
+  // Ideal: what of the reduce-scatter outlasts the GEMM, and the all-gather.
+  const nlohmann::json ideal = ideal_result(sequential);
+  CHECK(ideal.at("exposed_comm_ns").get<double>() ==
+        Approx(std::max(0.0, rs - phase(sequential, "gemm")) + ag));
+}
