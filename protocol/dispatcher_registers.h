@@ -85,6 +85,33 @@ inline constexpr std::uint32_t kDefaultPollNs = 100;
 inline constexpr std::uint64_t kMailbox = 0x800;
 inline constexpr int kMailboxWords = 256;  // 0x800..0xbff: kMaxChannels flag areas
 
+// Hardware queues: kernels on different queues run at once and share the SM slots. The
+// descriptor above is a staging area shared by every queue: writing 1 to queue q's DOORBELL
+// validates it and launches a copy on queue q, so the host may program the next launch at once.
+// Queue q's control registers are at queue_register(q, field); queue 0's are also at the offsets
+// above (STATUS, ERROR, DOORBELL, IRQ_ACK, COMPLETED_WGS, DISPATCHED_WGS, FAULT_LO/HI), so a
+// single-queue host never looks here. Each queue has its own interrupt line.
+inline constexpr int kQueues = 4;
+inline constexpr std::uint64_t kQueueBase = 0xc00;
+inline constexpr std::uint64_t kQueueStride = 0x40;
+inline constexpr std::uint64_t kQueueStatus = 0x00;         // RO: Status of its last launch
+inline constexpr std::uint64_t kQueueError = 0x04;          // RO: LaunchError of its last launch
+inline constexpr std::uint64_t kQueueDoorbell = 0x08;       // WO: launch the descriptor here
+inline constexpr std::uint64_t kQueueIrqAck = 0x0c;         // WO: drop its interrupt line
+inline constexpr std::uint64_t kQueueCompletedWgs = 0x10;   // RO: this launch
+inline constexpr std::uint64_t kQueueDispatchedWgs = 0x14;  // RO: this launch
+inline constexpr std::uint64_t kQueuePriority = 0x18;   // RW: higher is dispatched first (reset 0)
+inline constexpr std::uint64_t kQueueFaultLow = 0x1c;   // RO: first faulting address, bits 31:0
+inline constexpr std::uint64_t kQueueFaultHigh = 0x20;  // RO: bits 63:32
+inline constexpr std::uint64_t queue_register(int queue, std::uint64_t field) {
+  return kQueueBase + static_cast<std::uint64_t>(queue) * kQueueStride + field;
+}
+
+// The doorbell that launches the descriptor on `queue` (queue 0's at its first offset).
+inline constexpr std::uint64_t doorbell_register(int queue) {
+  return queue == 0 ? kDoorbell : queue_register(queue, kQueueDoorbell);
+}
+
 enum Status : std::uint32_t { kIdle = 0, kRunning = 1, kDone = 2, kFailed = 3 };
 enum KernelKind : std::uint32_t { kNone = 0, kGemm = 1, kCollective = 2 };
 enum LaunchError : std::uint32_t {
@@ -93,7 +120,7 @@ enum LaunchError : std::uint32_t {
   kBadChunks = 2,  // chunks 0, above kMaxChunks, above the output's tile rows, or first >= chunks
   kUnmappedBuffer = 3,  // A, B or an output chunk's range is not inside one GPU's HBM window
   kBadKernel = 4,       // unknown kernel kind, element type, WG order or OUT_OP
-  kBusy = 5,            // doorbell while a kernel runs
+  kBusy = 5,            // doorbell while a kernel runs on the same queue
   kMemoryFault = 6,     // a workgroup's access got an error response (address in kFault*)
   kBadCollective = 7,   // collective: ranks, rank, channels, bytes, slice, FIFO depth, sequence
                         // or poll interval out of range (see validate in dispatcher.cpp)

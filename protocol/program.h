@@ -14,8 +14,9 @@ struct HostCommand {
     ExpectRegister,  // 32-bit MMIO read at `address`; a value other than `value` fails the run
     PollRegister,    // 32-bit MMIO reads at `address` every `interval_ns` until it reads `value`;
                      // not within `timeout_ns` of simulated time fails the run (no endless poll)
-    WaitKernel,      // wait for the dispatcher at MMIO `address` (its block base) to interrupt;
-                     // then read its status, fail the run if the launch failed, acknowledge
+    WaitKernel,      // wait for queue `value` of the dispatcher at MMIO `address` (its block
+                     // base) to interrupt; then read the queue's status, fail the run if the
+                     // launch failed, acknowledge
     Barrier,         // wait until every host of the group reached its Barrier with this `value`
     Delay,           // idle for `value` nanoseconds
   };

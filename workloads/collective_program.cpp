@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "protocol/mmio_map.h"
+#include "workloads/gemm_program.h"
 #include "workloads/plan_util.h"
 
 namespace t3 {
@@ -107,6 +108,10 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
              std::to_string(launch.ranks) + ")");
   }
   if (launch.sequence == 0) bad_plan(label + ": sequence must be at least 1");
+  if (launch.queue < 0 || launch.queue >= d::kQueues) {
+    bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
+             std::to_string(d::kQueues) + ")");
+  }
   if (launch.op != CollectiveOp::ReduceScatter && launch.op != CollectiveOp::AllGather) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
@@ -144,9 +149,8 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
   write(d::kCollFifoDepth, launch.fifo_depth, "FIFO depth = " + std::to_string(launch.fifo_depth));
   write(d::kCollPollNs, launch.poll_ns,
         "poll interval = " + std::to_string(launch.poll_ns) + " ns");
-  write(d::kDoorbell, 1, "doorbell (launch)");
-  program.commands.push_back(HostCommand{HostCommand::Kind::WaitKernel, launch.dispatcher, 0,
-                                         label + ": wait for the kernel to finish"});
+  write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
+  if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
 }
 
 Program collective_program(const CollectiveLaunch& launch) {

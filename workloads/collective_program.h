@@ -77,11 +77,14 @@ struct CollectiveLaunch {
   std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
   std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
   std::string label = "collective";  // prefixes every command's note
+  int queue = 0;                     // the dispatcher's hardware queue it runs on
+  bool wait = true;  // the program waits for it here (false: later, with wait_kernel())
 };
 
-// Appends WriteRegister commands for KERNEL = collective and every COLL_* register, the doorbell
-// and a WaitKernel on the dispatcher. Throws std::invalid_argument (naming the label and field)
-// for what check_spec rejects, a rank outside [0, ranks) or sequence 0.
+// Appends WriteRegister commands for KERNEL = collective and every COLL_* register, the queue's
+// doorbell and (if `wait`) a WaitKernel on the dispatcher's queue. Throws std::invalid_argument
+// (naming the label and field) for what check_spec rejects, a rank outside [0, ranks) or sequence
+// 0.
 void append_collective(Program& program, const CollectiveLaunch& launch);
 Program collective_program(const CollectiveLaunch& launch);
 

@@ -20,7 +20,6 @@ std::int64_t smaller_chunk(const DmaCollectiveSpec& spec) {
   return spec.elements() / spec.ranks;
 }
 
-
 // Appends MMIO writes to one rank's program; `label` prefixes every note.
 struct Writer {
   Program& program;

@@ -7,8 +7,8 @@
 
 #include "config/system_config.h"
 #include "protocol/gemm_layout.h"
-#include "workloads/gemm_program.h"
 #include "protocol/program.h"
+#include "workloads/gemm_program.h"
 
 namespace t3 {
 

@@ -92,6 +92,11 @@ void append_gemm(Program& program, const GemmLaunch& launch) {
   if (order == nullptr) {
     bad_plan(label + ": unknown WG order " + std::to_string(static_cast<int>(launch.order)));
   }
+  if (launch.queue < 0 || launch.queue >= dispatcher::kQueues) {
+    bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
+             std::to_string(dispatcher::kQueues) + ")");
+  }
+
   const std::int64_t tile_rows = (s.m + launch.tiles.tile_m - 1) / launch.tiles.tile_m;
   const std::int64_t max_chunks = std::min<std::int64_t>(d::kMaxChunks, tile_rows);
   if (launch.chunks < 1 || launch.chunks > max_chunks) {
@@ -144,9 +149,13 @@ void append_gemm(Program& program, const GemmLaunch& launch) {
           chunk + (out.op == OutputOp::Update ? " op = update (add)" : " op = store"));
     write(entry + d::kOutFlags, out.flags, chunk + " flags = " + hex(out.flags));
   }
-  write(d::kDoorbell, 1, "doorbell (launch)");
-  program.commands.push_back(HostCommand{HostCommand::Kind::WaitKernel, launch.dispatcher, 0,
-                                         label + ": wait for the kernel to finish"});
+  write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
+  if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
+}
+
+HostCommand wait_kernel(std::uint64_t dispatcher, int queue, const std::string& label) {
+  return HostCommand{HostCommand::Kind::WaitKernel, dispatcher, static_cast<std::uint32_t>(queue),
+                     label + ": wait for the kernel to finish"};
 }
 
 Program gemm_program(const GemmLaunch& launch) {

@@ -49,15 +49,20 @@ struct GemmLaunch {
   std::int64_t first_chunk = 0;
   std::vector<OutputChunk> outputs;  // one per chunk
   std::string label = "gemm";        // prefixes every command's note
+  int queue = 0;                     // the dispatcher's hardware queue it runs on
+  bool wait = true;  // the program waits for it here (false: later, with wait_kernel())
 };
+
+// The WaitKernel command for queue `queue` of the dispatcher at `dispatcher`.
+HostCommand wait_kernel(std::uint64_t dispatcher, int queue, const std::string& label);
 
 // Appends the launch to `program`: a WriteRegister for each descriptor register (kernel, sizes,
 // tiles, element types, WG order, chunks, first chunk, A and B addresses, then each chunk's output
-// map entry: base low/high, op, flags), a WriteRegister of 1 to the doorbell, and a WaitKernel on
-// the dispatcher's block address. Every command carries a note. Throws std::invalid_argument for
-// a zero size, a size that does not fit a 32-bit register, an unknown element code or WG order,
-// chunks outside [1, min(dispatcher::kMaxChunks, output tile rows)], first_chunk >= chunks, or
-// an output map whose size differs from chunks.
+// map entry: base low/high, op, flags), a WriteRegister of 1 to the queue's doorbell, and (if
+// `wait`) a WaitKernel on the dispatcher's block address and queue. Every command carries a note.
+// Throws std::invalid_argument for a zero size, a size that does not fit a 32-bit register, an
+// unknown element code or WG order, chunks outside [1, min(dispatcher::kMaxChunks, output tile
+// rows)], first_chunk >= chunks, or an output map whose size differs from chunks.
 void append_gemm(Program& program, const GemmLaunch& launch);
 
 // A program holding just this launch.

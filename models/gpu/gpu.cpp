@@ -19,7 +19,7 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
       dispatcher("dispatcher", config.sm, map, index, ns(config.mmio.latency_ns)),
       tracker("tracker", config.tracker, ns(config.mmio.latency_ns), index),
       dma("dma", config.dma, ns(config.mmio.latency_ns), index),
-      interrupt("interrupt"),
+      interrupt("interrupt", dispatcher::kQueues),
       index_(index) {
   // Port order is the contract of kMemoryPort / kMmioPort: bind these before any link. The L2 is
   // memory-side: every access to this HBM, local or from another GPU, passes it, so it is the

@@ -2,7 +2,7 @@
 // HBM, the tracker watching the controller and the DMA engine it triggers, and the MMIO window
 // with their register blocks. Link ports are the router's out ports from
 // kFirstLinkPort on, bound by the system. Initiators outside the GPU (the host, traffic
-// generators) bind to router.in; the dispatcher's interrupt is the `interrupt` signal.
+// generators) bind to router.in; the dispatcher's interrupts are the `interrupt` signals.
 #pragma once
 
 #include <cstdint>
@@ -59,7 +59,7 @@ class Gpu : public sc_core::sc_module {
   Dispatcher dispatcher;
   Tracker tracker;
   DmaEngine dma;
-  sc_core::sc_signal<bool> interrupt;  // dispatcher -> host
+  sc_core::sc_vector<sc_core::sc_signal<bool>> interrupt;  // dispatcher -> host, one per queue
 
  private:
   int index_;

@@ -22,7 +22,11 @@ std::string response_name(tlm::tlm_response_status status) {
 }  // namespace
 
 Host::Host(sc_core::sc_module_name name, int gpu)
-    : sc_core::sc_module(name), socket("socket"), irq("irq"), barrier("barrier"), gpu_(gpu) {
+    : sc_core::sc_module(name),
+      socket("socket"),
+      irq("irq", dispatcher::kQueues),
+      barrier("barrier"),
+      gpu_(gpu) {
   SC_HAS_PROCESS(Host);
   SC_THREAD(run);
 }
@@ -136,10 +140,19 @@ std::string Host::poll_register(const HostCommand& command) {
 }
 
 std::string Host::wait_kernel(const HostCommand& command) {
-  const std::string at = " [dispatcher at " + hex(command.address) + "]";
-  wait_for_irq(true);
+  const int queue = static_cast<int>(command.value);
+  const std::string at = " [dispatcher at " + hex(command.address) +
+                         (queue > 0 ? ", queue " + std::to_string(queue) : std::string()) + "]";
+  if (queue >= dispatcher::kQueues) {
+    return where("launch", command) + ": no queue " + std::to_string(queue) +
+           " (the dispatcher has " + std::to_string(dispatcher::kQueues) + ")";
+  }
+  const auto reg = [&](std::uint64_t field) {
+    return command.address + dispatcher::queue_register(queue, field);
+  };
+  wait_for_irq(queue, true);
   std::uint32_t status = 0;
-  if (access(false, command.address + dispatcher::kStatus, status) != tlm::TLM_OK_RESPONSE) {
+  if (access(false, reg(dispatcher::kQueueStatus), status) != tlm::TLM_OK_RESPONSE) {
     return where("launch", command) + ": reading the dispatcher's STATUS failed" + at;
   }
   std::string failure;
@@ -150,18 +163,21 @@ std::string Host::wait_kernel(const HostCommand& command) {
            " (expected done)" + at;
   }
   std::uint32_t ack = 1;
-  if (access(true, command.address + dispatcher::kIrqAck, ack) != tlm::TLM_OK_RESPONSE) {
+  if (access(true, reg(dispatcher::kQueueIrqAck), ack) != tlm::TLM_OK_RESPONSE) {
     return failure.empty() ? where("launch", command) + ": IRQ_ACK write failed" + at : failure;
   }
   // The line drops once the dispatcher saw the acknowledgement; the next WaitKernel must not see
   // this interrupt again.
-  wait_for_irq(false);
+  wait_for_irq(queue, false);
   return failure;
 }
 
 std::string Host::launch_failure(const HostCommand& command) {
+  const auto reg = [&](std::uint64_t field) {
+    return command.address + dispatcher::queue_register(static_cast<int>(command.value), field);
+  };
   std::uint32_t error = 0;
-  access(false, command.address + dispatcher::kError, error);
+  access(false, reg(dispatcher::kQueueError), error);
   const bool fault = error == dispatcher::kMemoryFault;
   std::string failure = where("launch", command) +
                         (fault ? ": the kernel failed: " : ": dispatcher rejected the kernel: ") +
@@ -169,15 +185,15 @@ std::string Host::launch_failure(const HostCommand& command) {
                         ")";
   if (fault) {
     std::uint32_t lo = 0, hi = 0;
-    access(false, command.address + dispatcher::kFaultLow, lo);
-    access(false, command.address + dispatcher::kFaultHigh, hi);
+    access(false, reg(dispatcher::kQueueFaultLow), lo);
+    access(false, reg(dispatcher::kQueueFaultHigh), hi);
     failure += " at " + hex((static_cast<std::uint64_t>(hi) << 32) | lo);
   }
   return failure;
 }
 
-void Host::wait_for_irq(bool level) {
-  while (irq.read() != level) wait(irq.value_changed_event());
+void Host::wait_for_irq(int queue, bool level) {
+  while (irq[queue].read() != level) wait(irq[queue].value_changed_event());
 }
 
 std::string Host::meet_barrier(const HostCommand& command) {

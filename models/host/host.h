@@ -20,7 +20,7 @@ namespace t3 {
 class Host : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<Host> socket;  // MMIO, through the GPU's router
-  sc_core::sc_in<bool> irq;                         // from the GPU's dispatcher
+  sc_core::sc_vector<sc_core::sc_in<bool>> irq;     // from the GPU's dispatcher, one per queue
   // The group's barrier; may stay unbound if the program has no Barrier command.
   sc_core::sc_port<BarrierIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> barrier;
 
@@ -54,7 +54,7 @@ class Host : public sc_core::sc_module {
   std::string meet_barrier(const HostCommand& command);
   // Why the dispatcher failed the launch: its ERROR, and the address of a memory fault.
   std::string launch_failure(const HostCommand& command);
-  void wait_for_irq(bool level);  // until the interrupt line is at `level`
+  void wait_for_irq(int queue, bool level);  // until the queue's interrupt line is at `level`
   std::string where(const char* what, const HostCommand& command) const;
 
   int gpu_;

@@ -12,7 +12,7 @@ using namespace dispatcher;
 Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map,
                        int gpu, sc_core::sc_time mmio_latency)
     : RegisterBlock(name, mmio_latency),
-      irq("irq"),
+      irq("irq", kQueues),
       work("work"),
       done("done"),
       config_(config),
@@ -31,14 +31,15 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   auto rw64 = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
                      std::uint64_t& f) { add_rw64(offset, reg, doc, f); };
   Descriptor& d = descriptor_;
-  ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", status_);
-  ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", error_);
+  Queue& first = queues_[0];
+  ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", first.status);
+  ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", first.error);
   add_register(
       kDoorbell, "DOORBELL", "write 1: validate the descriptor and launch it (reads 0)",
-      [] { return 0u; }, [this](std::uint32_t v) { doorbell(v); });
+      [] { return 0u; }, [this](std::uint32_t v) { doorbell(0, v); });
   add_register(
       kIrqAck, "IRQ_ACK", "write 1: drop the interrupt line (reads 0)", [] { return 0u; },
-      [this](std::uint32_t v) { irq_ack(v); });
+      [this](std::uint32_t v) { irq_ack(0, v); });
   rw(kKernel, "KERNEL", "KernelKind: 1 GEMM, 2 collective", d.kernel);
   rw(kM, "M", "rows of A and C", d.m);
   rw(kN, "N", "columns of B and C", d.n);
@@ -54,13 +55,14 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   rw(kFirstChunk, "FIRST_CHUNK", "chunk dispatched first (chunk-staggered order)", d.first_chunk);
   rw64(kALow, "A", "base address of A (M x K, tiles TILE_M x TILE_K)", d.a);
   rw64(kBLow, "B", "base address of B (K x N, tiles TILE_K x TILE_N)", d.b);
-  ro(kCompletedWgs, "COMPLETED_WGS", "workgroups finished, this launch", completed_wgs_);
+  ro(kCompletedWgs, "COMPLETED_WGS", "workgroups finished, this launch", first.completed_wgs);
   ro(kLaunches, "LAUNCHES", "kernels run to completion since reset", launches_completed_);
-  ro(kDispatchedWgs, "DISPATCHED_WGS", "workgroups dispatched, this launch", dispatched_wgs_);
+  ro(kDispatchedWgs, "DISPATCHED_WGS", "workgroups dispatched, this launch", first.dispatched_wgs);
   add_register(kFaultLow, "FAULT_LO", "first faulting address of the last launch, bits 31:0",
-               [this] { return static_cast<std::uint32_t>(fault_address_); });
+               [&first] { return static_cast<std::uint32_t>(first.fault_address); });
   add_register(kFaultHigh, "FAULT_HI", "first faulting address of the last launch, bits 63:32",
-               [this] { return static_cast<std::uint32_t>(fault_address_ >> 32); });
+               [&first] { return static_cast<std::uint32_t>(first.fault_address >> 32); });
+  for (int q = 0; q < kQueues; ++q) add_queue_registers(q);
   for (int c = 0; c < kMaxChunks; ++c) {
     const std::uint64_t entry = kOutMap + static_cast<std::uint64_t>(c) * kOutMapStride;
     const std::string reg = "OUT" + std::to_string(c);
@@ -109,6 +111,32 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   dont_initialize();
 }
 
+void Dispatcher::add_queue_registers(int q) {
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  const std::string reg = "Q" + std::to_string(q) + "_";
+  const std::string of = "queue " + std::to_string(q) + ": ";
+  const auto at = [q](std::uint64_t field) { return queue_register(q, field); };
+  add_ro(at(kQueueStatus), reg + "STATUS", of + "0 idle, 1 running, 2 done, 3 failed",
+         queue.status);
+  add_ro(at(kQueueError), reg + "ERROR", of + "LaunchError of its last doorbell", queue.error);
+  add_register(
+      at(kQueueDoorbell), reg + "DOORBELL", of + "write 1: launch the descriptor here (reads 0)",
+      [] { return 0u; }, [this, q](std::uint32_t v) { doorbell(q, v); });
+  add_register(
+      at(kQueueIrqAck), reg + "IRQ_ACK", of + "write 1: drop its interrupt line (reads 0)",
+      [] { return 0u; }, [this, q](std::uint32_t v) { irq_ack(q, v); });
+  add_ro(at(kQueueCompletedWgs), reg + "COMPLETED_WGS", of + "workgroups finished, this launch",
+         queue.completed_wgs);
+  add_ro(at(kQueueDispatchedWgs), reg + "DISPATCHED_WGS", of + "workgroups dispatched, this launch",
+         queue.dispatched_wgs);
+  add_rw(at(kQueuePriority), reg + "PRIORITY", of + "dispatch priority, higher first (resets to 0)",
+         queue.priority);
+  add_register(at(kQueueFaultLow), reg + "FAULT_LO", of + "first faulting address, bits 31:0",
+               [&queue] { return static_cast<std::uint32_t>(queue.fault_address); });
+  add_register(at(kQueueFaultHigh), reg + "FAULT_HI", of + "first faulting address, bits 63:32",
+               [&queue] { return static_cast<std::uint32_t>(queue.fault_address >> 32); });
+}
+
 void Dispatcher::connect(Sm& sm) {
   const std::size_t index = work_fifos_.size();
   if (sm.index() != static_cast<int>(index)) {
@@ -127,6 +155,7 @@ void Dispatcher::connect(Sm& sm) {
   sm.work(*work_fifos_.back());
   done(*done_fifos_.back());
   sm.done(*done_fifos_.back());
+  free_slots_.push_back(depth);
 }
 
 void Dispatcher::end_of_elaboration() {
@@ -278,16 +307,18 @@ LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
   return kNoError;
 }
 
-void Dispatcher::doorbell(std::uint32_t value) {
+void Dispatcher::doorbell(int q, std::uint32_t value) {
   if (value != 1) return;
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   LaunchRecord record{next_launch_++, now, now, now, kIdle, kNoError, 0};
-  if (running_) {
+  record.queue = q;
+  if (queue.busy) {
     // The running kernel goes on (and sets STATUS again when it ends); this doorbell failed.
     record.error = kBusy;
     record.status = kFailed;
     launches_.push_back(record);
-    reject(kBusy);
+    reject(q, kBusy);
     return;
   }
   auto kernel = std::make_shared<Kernel>();
@@ -297,47 +328,49 @@ void Dispatcher::doorbell(std::uint32_t value) {
     record.error = error;
     record.status = kFailed;
     launches_.push_back(record);
-    reject(error);
+    reject(q, error);
     return;
   }
   record.status = kRunning;
   record.workgroups = kernel->workgroups();
   record.kind = kernel->kind;
   launches_.push_back(record);
-  running_ = true;
-  status_ = kRunning;
-  error_ = kNoError;
-  completed_wgs_ = 0;
-  dispatched_wgs_ = 0;
-  fault_address_ = 0;
-  pending_ = std::move(kernel);
-  launch_event_.notify(sc_core::sc_time(config_.launch_latency_ns, sc_core::SC_NS));
+  queue.busy = true;
+  queue.status = kRunning;
+  queue.error = kNoError;
+  queue.completed_wgs = 0;
+  queue.dispatched_wgs = 0;
+  queue.fault_address = 0;
+  queue.pending = std::move(kernel);
+  const sc_core::sc_time latency(config_.launch_latency_ns, sc_core::SC_NS);
+  queue.ready = now + latency;
+  launch_event_.notify(latency);
 }
 
-void Dispatcher::reject(LaunchError error) {
-  status_ = kFailed;
-  error_ = error;
-  raise_irq();
+void Dispatcher::reject(int q, LaunchError error) {
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  queue.status = kFailed;
+  queue.error = error;
+  raise_irq(q);
 }
 
-void Dispatcher::irq_ack(std::uint32_t value) {
+void Dispatcher::irq_ack(int q, std::uint32_t value) {
   if (value != 1) return;
-  irq_level_ = false;
+  queues_[static_cast<std::size_t>(q)].irq_level = false;
   irq_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Dispatcher::raise_irq() {
-  irq_level_ = true;
+void Dispatcher::raise_irq(int q) {
+  queues_[static_cast<std::size_t>(q)].irq_level = true;
   irq_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Dispatcher::drive_irq() {
-  irq.write(irq_level_);
+  for (int q = 0; q < kQueues; ++q) irq[q].write(queues_[static_cast<std::size_t>(q)].irq_level);
 }
 
-void Dispatcher::finish_record(std::int64_t tile) {
-  // Tiles are unique within a launch, and one launch runs at a time.
-  const auto it = running_records_.find(tile);
+void Dispatcher::finish_record(std::uint64_t launch, std::int64_t tile) {
+  const auto it = running_records_.find({launch, tile});
   if (it == running_records_.end()) return;
   dispatched_[it->second].end = sc_core::sc_time_stamp();
   running_records_.erase(it);
@@ -345,32 +378,47 @@ void Dispatcher::finish_record(std::int64_t tile) {
 
 void Dispatcher::run() {
   const sc_core::sc_time spacing(config_.dispatch_ns, sc_core::SC_NS);
-  sc_core::sc_event_or_list any_done;
-  for (int s = 0; s < work.size(); ++s) any_done |= done[s]->data_written_event();
+  sc_core::sc_event_or_list wake;
+  for (int s = 0; s < work.size(); ++s) wake |= done[s]->data_written_event();
+  wake |= launch_event_;
   for (;;) {
-    wait(launch_event_);
-    Launch launch = begin_launch();
-    while (take_completions(launch) < launch.total()) {
-      const int sm = launch.next < launch.total() ? pick_sm(launch) : -1;
-      if (sm < 0) {
-        wait(any_done);
-        continue;
-      }
-      // Dispatches are sm.dispatch_ns apart; completions may come while the next one waits.
-      const sc_core::sc_time at = launch.last_dispatch + spacing;
-      if (launch.next > 0 && at > sc_core::sc_time_stamp()) {
-        wait(at - sc_core::sc_time_stamp());
-        continue;
-      }
-      dispatch(launch, sm);
+    start_ready_launches();
+    take_completions();
+    end_finished_launches();
+    const int q = next_queue();
+    const int sm = q < 0 ? -1 : pick_sm(*queues_[static_cast<std::size_t>(q)].launch);
+    if (sm < 0) {
+      wait(wake);
+      continue;
     }
-    end_launch(launch);
+    // Dispatches are sm.dispatch_ns apart; completions may come while the next one waits.
+    const sc_core::sc_time at = last_dispatch_ + spacing;
+    if (dispatched_any_ && at > sc_core::sc_time_stamp()) {
+      wait(at - sc_core::sc_time_stamp());
+      continue;
+    }
+    dispatch(q, sm);
   }
 }
 
-Dispatcher::Launch Dispatcher::begin_launch() {
-  Launch launch;
-  launch.kernel = std::move(pending_);
+void Dispatcher::start_ready_launches() {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  for (int q = 0; q < kQueues; ++q) {
+    Queue& queue = queues_[static_cast<std::size_t>(q)];
+    if (!queue.pending) continue;
+    if (queue.ready <= now) {
+      begin_launch(q);
+    } else {
+      launch_event_.notify(queue.ready - now);  // the earliest pending start wins
+    }
+  }
+}
+
+void Dispatcher::begin_launch(int q) {
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  queue.launch = std::make_unique<Launch>();
+  Launch& launch = *queue.launch;
+  launch.kernel = std::move(queue.pending);
   // launches_ may grow while this launch runs (busy doorbells): keep an index, not a pointer.
   launch.record = launches_.size();
   while (launch.record-- > 0 && launches_[launch.record].launch != launch.kernel->launch) {
@@ -385,67 +433,88 @@ Dispatcher::Launch Dispatcher::begin_launch() {
     launch.order =
         wg_order(g.grid_rows(), g.grid_cols(), g.order, g.split->chunks(), g.first_chunk);
   }
-  launch.free_slots.assign(static_cast<std::size_t>(work.size()),
-                           static_cast<int>(config_.occupancy));
-  return launch;
 }
 
-std::int64_t Dispatcher::take_completions(Launch& launch) {
+void Dispatcher::take_completions() {
   for (int s = 0; s < work.size(); ++s) {
     while (done[s]->num_available() > 0) {
       const WgDone finished = done[s]->read();
-      finish_record(finished.tile);
-      ++launch.free_slots[static_cast<std::size_t>(s)];
-      ++launch.completed;
-      ++completed_wgs_;
-      if (finished.fault && !launch.fault) {
-        launch.fault = true;
-        fault_address_ = finished.fault_address;
+      finish_record(finished.launch, finished.tile);
+      ++free_slots_[static_cast<std::size_t>(s)];
+      for (Queue& queue : queues_) {
+        if (!queue.launch || queue.launch->kernel->launch != finished.launch) continue;
+        Launch& launch = *queue.launch;
+        ++launch.completed;
+        ++queue.completed_wgs;
+        if (finished.fault && !launch.fault) {
+          launch.fault = true;
+          queue.fault_address = finished.fault_address;
+        }
       }
     }
   }
-  return launch.completed;
 }
 
-int Dispatcher::pick_sm(const Launch& launch) const {
-  // Breadth first: the SM with the most free slots takes the next workgroup; ties go
-  // round-robin from the SM after the last one picked.
-  const int sms = static_cast<int>(launch.free_slots.size());
+void Dispatcher::end_finished_launches() {
+  for (int q = 0; q < kQueues; ++q) {
+    const Queue& queue = queues_[static_cast<std::size_t>(q)];
+    if (queue.launch && queue.launch->completed == queue.launch->total()) end_launch(q);
+  }
+}
+
+int Dispatcher::next_queue() const {
   int pick = -1;
-  for (int i = 0; i < sms; ++i) {
-    const int s = (launch.first_sm + i) % sms;
-    const int free = launch.free_slots[static_cast<std::size_t>(s)];
-    if (free > 0 && (pick < 0 || free > launch.free_slots[static_cast<std::size_t>(pick)])) {
-      pick = s;
-    }
+  for (int q = 0; q < kQueues; ++q) {
+    const Queue& queue = queues_[static_cast<std::size_t>(q)];
+    if (!queue.launch || queue.launch->next == queue.launch->total()) continue;
+    if (pick < 0 || queue.priority > queues_[static_cast<std::size_t>(pick)].priority) pick = q;
   }
   return pick;
 }
 
-void Dispatcher::dispatch(Launch& launch, int sm) {
+int Dispatcher::pick_sm(const Launch& launch) const {
+  // Breadth first: the SM with the most free slots takes the next workgroup; ties go
+  // round-robin from the SM after the last one the launch picked.
+  const int sms = static_cast<int>(free_slots_.size());
+  int pick = -1;
+  for (int i = 0; i < sms; ++i) {
+    const int s = (launch.first_sm + i) % sms;
+    const int free = free_slots_[static_cast<std::size_t>(s)];
+    if (free > 0 && (pick < 0 || free > free_slots_[static_cast<std::size_t>(pick)])) pick = s;
+  }
+  return pick;
+}
+
+void Dispatcher::dispatch(int q, int sm) {
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Launch& launch = *queue.launch;
   const std::int64_t tile = launch.order[static_cast<std::size_t>(launch.next)];
   const bool written = work[sm]->nb_write(WorkItem{launch.kernel, tile});
   sc_assert(written);
   (void)written;
-  launch.last_dispatch = sc_core::sc_time_stamp();
-  running_records_[tile] = dispatched_.size();
-  dispatched_.push_back({launch.kernel->launch, tile, sm, launch.last_dispatch, {}});
-  --launch.free_slots[static_cast<std::size_t>(sm)];
-  ++dispatched_wgs_;
+  last_dispatch_ = sc_core::sc_time_stamp();
+  dispatched_any_ = true;
+  running_records_[{launch.kernel->launch, tile}] = dispatched_.size();
+  dispatched_.push_back({launch.kernel->launch, tile, sm, last_dispatch_, {}});
+  --free_slots_[static_cast<std::size_t>(sm)];
+  ++queue.dispatched_wgs;
   ++launch.next;
-  launch.first_sm = (sm + 1) % static_cast<int>(launch.free_slots.size());
+  launch.first_sm = (sm + 1) % static_cast<int>(free_slots_.size());
 }
 
-void Dispatcher::end_launch(const Launch& launch) {
-  running_ = false;
-  status_ = launch.fault ? kFailed : kDone;
-  error_ = launch.fault ? kMemoryFault : kNoError;
+void Dispatcher::end_launch(int q) {
+  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  const Launch& launch = *queue.launch;
+  queue.busy = false;
+  queue.status = launch.fault ? kFailed : kDone;
+  queue.error = launch.fault ? kMemoryFault : kNoError;
   ++launches_completed_;
   LaunchRecord& record = launches_[launch.record];
   record.end = sc_core::sc_time_stamp();
-  record.status = status_;
-  record.error = error_;
-  raise_irq();
+  record.status = queue.status;
+  record.error = queue.error;
+  queue.launch.reset();
+  raise_irq(q);
 }
 
 }  // namespace t3

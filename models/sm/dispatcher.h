@@ -1,17 +1,22 @@
 // The dispatcher (command processor) of one GPU: a register block holding a kernel descriptor
 // (dispatcher_registers.h): a GEMM (one workgroup per output tile) or a ring collective (one
-// workgroup per channel, channel order). A doorbell validates the descriptor; a valid launch, after
-// sm.launch_latency_ns, hands its workgroups in wg_order(...) to free SM slots (sm.count SMs x
-// sm.occupancy), sm.dispatch_ns apart, wave after wave as slots free up. Completion or rejection
-// raises `irq` until IRQ_ACK. A doorbell while a kernel runs is rejected (STATUS failed, ERROR
-// busy, irq); the running kernel goes on and sets STATUS again when it ends. The block also holds
-// the mailbox (plain words that collectives use as flags; any GPU reaches them through MMIO).
+// workgroup per channel, channel order), and dispatcher::kQueues hardware queues. A doorbell of
+// queue q validates the descriptor; a valid launch, after sm.launch_latency_ns, hands its
+// workgroups in wg_order(...) to free SM slots (sm.count SMs x sm.occupancy), sm.dispatch_ns
+// apart, wave after wave as slots free up. Launches on different queues run at once and share the
+// slots: a free slot takes the next workgroup of the running launch of highest queue PRIORITY
+// (ties: the lower queue). Completion or rejection raises the queue's line `irq[q]` until its
+// IRQ_ACK. A doorbell while the queue runs a kernel is rejected (STATUS failed, ERROR busy, irq);
+// the running kernel goes on and sets STATUS again when it ends. The block also holds the mailbox
+// (plain words that collectives use as flags; any GPU reaches them through MMIO).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <systemc>
@@ -47,11 +52,13 @@ struct LaunchRecord {
   std::uint32_t error;        // dispatcher::LaunchError
   std::int64_t workgroups;
   std::uint32_t kind = dispatcher::kNone;  // KernelKind of an accepted launch
+  int queue = 0;
 };
 
 class Dispatcher : public RegisterBlock {
  public:
-  sc_core::sc_out<bool> irq;  // high from completion/failure until IRQ_ACK
+  // Per queue: high from its completion/failure until its IRQ_ACK.
+  sc_core::sc_vector<sc_core::sc_out<bool>> irq;
   // One port per SM, in SM order (bind with connect(), or bind your own sc_fifo channels).
   sc_core::sc_port<sc_core::sc_fifo_out_if<WorkItem>, 0> work;
   sc_core::sc_port<sc_core::sc_fifo_in_if<WgDone>, 0> done;
@@ -65,8 +72,8 @@ class Dispatcher : public RegisterBlock {
 
   const std::vector<DispatchRecord>& dispatched() const { return dispatched_; }
   const std::vector<LaunchRecord>& launches() const { return launches_; }
-  std::uint32_t status() const { return status_; }
-  std::uint32_t error() const { return error_; }
+  std::uint32_t status(int queue = 0) const { return queues_.at(queue).status; }
+  std::uint32_t error(int queue = 0) const { return queues_.at(queue).error; }
 
  private:
   struct Descriptor {
@@ -88,8 +95,9 @@ class Dispatcher : public RegisterBlock {
     std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
   };
 
-  void doorbell(std::uint32_t value);
-  void irq_ack(std::uint32_t value);
+  void add_queue_registers(int queue);
+  void doorbell(int queue, std::uint32_t value);
+  void irq_ack(int queue, std::uint32_t value);
   // Checks the descriptor; on success fills `kernel`.
   dispatcher::LaunchError validate(Kernel& kernel) const;
   dispatcher::LaunchError validate_gemm(Kernel& kernel) const;
@@ -98,8 +106,8 @@ class Dispatcher : public RegisterBlock {
   // [address, address + bytes) inside one GPU's HBM window, or (allow_mmio) its MMIO window.
   bool mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool allow_mmio,
                     bool* in_hbm = nullptr) const;
-  void reject(dispatcher::LaunchError error);
-  void raise_irq();
+  void reject(int queue, dispatcher::LaunchError error);
+  void raise_irq(int queue);
   void drive_irq();  // SC_METHOD: the only writer of `irq`
 
   // One accepted kernel while it runs.
@@ -107,23 +115,38 @@ class Dispatcher : public RegisterBlock {
     std::shared_ptr<const Kernel> kernel;
     std::size_t record = 0;           // its index in launches_
     std::vector<std::int64_t> order;  // its workgroups (tiles or channels) in dispatch order
-    std::vector<int> free_slots;      // per SM
     std::int64_t next = 0;            // index in `order` of the next workgroup to dispatch
     std::int64_t completed = 0;
     bool fault = false;
     int first_sm = 0;  // ties between SMs go round-robin from here
-    sc_core::sc_time last_dispatch;
     std::int64_t total() const { return static_cast<std::int64_t>(order.size()); }
   };
-  void run();  // SC_THREAD: runs accepted launches, one at a time
-  Launch begin_launch();
-  // Takes the completions the SMs have posted; returns the launch's completions so far.
-  std::int64_t take_completions(Launch& launch);
+  // One hardware queue: its control registers and the launch it holds.
+  struct Queue {
+    std::uint32_t status = dispatcher::kIdle;
+    std::uint32_t error = dispatcher::kNoError;
+    std::uint32_t completed_wgs = 0;
+    std::uint32_t dispatched_wgs = 0;
+    std::uint32_t priority = 0;
+    std::uint64_t fault_address = 0;
+    bool busy = false;  // a launch accepted and not ended
+    bool irq_level = false;
+    std::shared_ptr<const Kernel> pending;  // accepted, waiting for the launch latency
+    sc_core::sc_time ready;                 // when `pending` starts
+    std::unique_ptr<Launch> launch;         // running
+  };
+  void run();  // SC_THREAD: runs accepted launches, several queues at once
+  void start_ready_launches();
+  void begin_launch(int queue);
+  // Takes the completions the SMs have posted, each to its launch.
+  void take_completions();
+  void end_finished_launches();
+  int next_queue() const;                   // the running launch to dispatch from, or -1
   int pick_sm(const Launch& launch) const;  // -1 if no SM has a free slot
-  void dispatch(Launch& launch, int sm);    // the next workgroup, to `sm`
-  void end_launch(const Launch& launch);
-  // Stamps the end of the running workgroup `tile`'s record.
-  void finish_record(std::int64_t tile);
+  void dispatch(int queue, int sm);         // its launch's next workgroup, to `sm`
+  void end_launch(int queue);
+  // Stamps the end of the running workgroup's record.
+  void finish_record(std::uint64_t launch, std::int64_t tile);
   void end_of_elaboration() override;
 
   SmConfig config_;
@@ -132,17 +155,13 @@ class Dispatcher : public RegisterBlock {
   Descriptor descriptor_;
   std::vector<std::uint32_t> mailbox_ = std::vector<std::uint32_t>(dispatcher::kMailboxWords, 0);
 
-  std::uint32_t status_ = dispatcher::kIdle;
-  std::uint32_t error_ = dispatcher::kNoError;
-  std::uint32_t completed_wgs_ = 0;
-  std::uint32_t dispatched_wgs_ = 0;
+  std::array<Queue, dispatcher::kQueues> queues_;
   std::uint32_t launches_completed_ = 0;
-  std::uint64_t fault_address_ = 0;
-  bool running_ = false;
-  bool irq_level_ = false;
   std::uint64_t next_launch_ = 0;
+  std::vector<int> free_slots_;  // per SM, shared by every queue
+  sc_core::sc_time last_dispatch_;
+  bool dispatched_any_ = false;  // dispatches are sm.dispatch_ns apart
 
-  std::shared_ptr<const Kernel> pending_;  // accepted, waiting for the launch latency
   sc_core::sc_event launch_event_;
   sc_core::sc_event irq_event_;
   std::vector<std::unique_ptr<sc_core::sc_fifo<WorkItem>>> work_fifos_;
@@ -150,7 +169,8 @@ class Dispatcher : public RegisterBlock {
 
   std::vector<DispatchRecord> dispatched_;
   std::vector<LaunchRecord> launches_;
-  std::unordered_map<std::int64_t, std::size_t> running_records_;  // tile -> dispatched_ index
+  // (launch, tile) -> dispatched_ index of a running workgroup
+  std::map<std::pair<std::uint64_t, std::int64_t>, std::size_t> running_records_;
 };
 
 }  // namespace t3

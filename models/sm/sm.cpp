@@ -67,6 +67,7 @@ void Sm::slot_thread(int slot_index) {
   for (;;) {
     const WorkItem item = work->read();
     WgDone result;
+    result.launch = item.kernel->launch;
     result.tile = item.tile;
     result.sm = index_;
     slot.kind = static_cast<int>(item.kernel->kind);

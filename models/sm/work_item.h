@@ -85,6 +85,7 @@ struct WorkItem {
 
 // A finished workgroup. A memory error response ends the workgroup early with `fault` set.
 struct WgDone {
+  std::uint64_t launch = 0;  // Kernel::launch of its workgroup
   std::int64_t tile = 0;
   int sm = 0;
   bool fault = false;

@@ -100,7 +100,7 @@ struct Bench : sc_core::sc_module {
   Dispatcher dispatcher;
   std::vector<std::unique_ptr<Sm>> sms;
   Host host;
-  sc_core::sc_signal<bool> irq;
+  sc_core::sc_vector<sc_core::sc_signal<bool>> irq;  // one line per dispatcher queue
   tlm_utils::simple_initiator_socket<Bench> socket{"socket"};
   std::function<void(Bench&)> at_start;  // runs at start of simulation (write inputs here)
 
@@ -114,7 +114,7 @@ struct Bench : sc_core::sc_module {
         memory("memory", s.hbm, s.mode, map.hbm_base(0)),
         dispatcher("dispatcher", s.sm, map, 0, sc_time(s.mmio_ns, SC_NS)),
         host("host", host_gpu),
-        irq("irq") {
+        irq("irq", dispatcher::kQueues) {
     router.out.bind(probe.in);
     probe.out.bind(memory.socket);
     router.out.bind(mmio.in);
@@ -406,7 +406,7 @@ void functional_gemm(const Shape& s) {
   CHECK(total.bytes_written == 3 * static_cast<std::uint64_t>(s.m * s.n) * ob);
   CHECK(total.faults == 0);
   CHECK(bench.memory.pending() == 0);
-  CHECK(bench.irq.read() == false);
+  CHECK(bench.irq[0].read() == false);
 }
 
 }  // namespace
@@ -674,7 +674,7 @@ TEST_CASE("Host launches a kernel through MMIO and observes its completion", "[h
   CHECK(times[wait_index] >= run.end);
   CHECK(times[wait_index - 1] == run.doorbell + sc_time(setup.mmio_ns + setup.router_ns, SC_NS));
   CHECK(times.back() - times[times.size() - 2] == sc_time(1000, SC_NS));
-  CHECK(bench.irq.read() == false);
+  CHECK(bench.irq[0].read() == false);
   CHECK(bench.dispatcher.dispatched().size() == 4);
 }
 
@@ -885,5 +885,14 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
     CHECK(regs.at(e + reg::kOutOp).name == prefix + "_OP");
     CHECK(regs.at(e + reg::kOutFlags).name == prefix + "_FLAGS");
   }
-  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 21 + reg::kMailboxWords);
+  // Nine control registers per hardware queue.
+  for (int q = 0; q < reg::kQueues; ++q) {
+    const std::string prefix = "Q" + std::to_string(q) + "_";
+    CHECK(regs.at(reg::queue_register(q, reg::kQueueStatus)).name == prefix + "STATUS");
+    CHECK(regs.at(reg::queue_register(q, reg::kQueueDoorbell)).name == prefix + "DOORBELL");
+    CHECK(regs.at(reg::queue_register(q, reg::kQueuePriority)).writable);
+    CHECK(regs.at(reg::queue_register(q, reg::kQueueFaultHigh)).name == prefix + "FAULT_HI");
+  }
+  CHECK(regs.size() ==
+        expected.size() + 4 * reg::kMaxChunks + 21 + reg::kMailboxWords + 9 * reg::kQueues);
 }
