@@ -68,7 +68,8 @@ bool names_symmetry(const std::string& set) {
   return set.rfind("sim.symmetry=", 0) == 0;
 }
 
-ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point) {
+ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point,
+                      const std::vector<Scenario>& scenarios) {
   ScenarioJob job;
   job.config = load_system(values["system"].as<std::string>());
   const std::vector<std::string> sets = base_sets(values);
@@ -77,11 +78,13 @@ ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point) 
   if (point.tokens > 0)
     apply_override(job.config, "workload.tokens=" + std::to_string(point.tokens));
   for (const auto& set : point.sets) apply_override(job.config, set);
-  // One GPU stands for the group wherever rotational symmetry matches an every-GPU run, unless
-  // --full or the suite chose for itself.
+  // One GPU stands for the group wherever rotational symmetry matches an every-GPU run and every
+  // scenario's programs rotate, unless --full or the suite chose for itself.
   const bool chosen = std::any_of(sets.begin(), sets.end(), names_symmetry) ||
                       std::any_of(point.sets.begin(), point.sets.end(), names_symmetry);
-  if (!values.count("full") && !chosen && rotational_symmetry_refusal(job.config).empty()) {
+  const bool rotate = std::all_of(scenarios.begin(), scenarios.end(), rotation_invariant);
+  if (!values.count("full") && !chosen && rotate &&
+      rotational_symmetry_refusal(job.config).empty()) {
     job.config.sim.symmetry = Symmetry::Rotational;
   }
   validate(job.config);
@@ -255,7 +258,7 @@ int sweep_command(const std::vector<std::string>& args) {
   // Every point is planned up front, so a bad one fails the sweep before any simulation (and
   // before --emit-jobs writes a job that could only fail on the cluster).
   for (const SweepPoint& point : suite.points) {
-    points.push_back(point_job(values, point));
+    points.push_back(point_job(values, point, suite.scenarios));
     check_plannable(points.back(), suite.scenarios);
   }
   std::error_code error;

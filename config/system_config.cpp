@@ -167,6 +167,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"token", "tokens per batch: the M dimension of every sublayer GEMM", 1, 1 << 24});
   visit_enum(v, "workload.ring", c.workload.ring, std::array{"descending", "ascending"},
              "direction of T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1");
+  v.visit("workload.split", c.workload.split,
+          {"", "slicing cuts the GEMM into tp x split slices of output rows", 1, 64});
   visit_enum(v, "workload.collective", c.workload.collective, std::array{"auto", "ring", "direct"},
              "how T3's and ideal-rs-nmc's DMA + NMC reduce-scatter reach a chunk's owner: ring "
              "(forwarded hop by hop) or direct (straight to the owner; fully-connected or switch "

@@ -129,6 +129,7 @@ struct WorkloadConfig {
   std::int64_t tokens = 8192;
   RingDirection ring = RingDirection::Descending;
   CollectivePattern collective = CollectivePattern::Auto;
+  std::int64_t split = 1;  // slicing: n x split slices of the output rows
 };
 
 struct SystemConfig {

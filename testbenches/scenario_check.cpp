@@ -1,8 +1,10 @@
 #include "testbenches/scenario_check.h"
 
+#include <algorithm>
 #include <random>
 #include <sstream>
 
+#include "protocol/ring.h"
 #include "testbenches/reference_gemm.h"
 #include "tlm_interconnect/element.h"
 
@@ -60,11 +62,18 @@ void ScenarioCheck::on_barrier(std::uint32_t barrier) {
     }
     reduce_scatter_seen_ = true;
     const int n = group_.gpus();
-    const std::uint64_t chunk = expected_.size() / static_cast<std::uint64_t>(n);
-    for (int g = 0; g < n && reduce_scatter_error_.empty(); ++g) {
-      const auto owned =
-          static_cast<std::uint64_t>(plan_.owned_chunks[static_cast<std::size_t>(g)]);
-      reduce_scatter_error_ = compare(g, chunk * owned, chunk);
+    const std::uint64_t element =
+        element_bytes(element_type(plan_.gemm.gpus.front().launch.out_element));
+    // Each band is reduce-scattered on its own: GPU g owns the same chunk of every band.
+    for (const OutputBand& band : plan_.bands) {
+      for (int g = 0; g < n && reduce_scatter_error_.empty(); ++g) {
+        const ElementRange owned =
+            chunk_range(static_cast<std::int64_t>(band.bytes / element), n,
+                        static_cast<int>(plan_.owned_chunks[static_cast<std::size_t>(g)]));
+        reduce_scatter_error_ =
+            compare(g, band.offset + static_cast<std::uint64_t>(owned.first) * element,
+                    static_cast<std::uint64_t>(owned.size()) * element);
+      }
     }
   }
 }
@@ -82,11 +91,22 @@ std::string ScenarioCheck::check_all_gathered() const {
 }
 
 std::string ScenarioCheck::compare(int gpu, std::uint64_t offset, std::uint64_t bytes) const {
+  // Compared band by band: [offset, offset + bytes) may span several.
+  for (const OutputBand& band : plan_.bands) {
+    const std::uint64_t begin = std::max(offset, band.offset);
+    const std::uint64_t end = std::min(offset + bytes, band.offset + band.bytes);
+    if (begin >= end) continue;
+    const std::uint64_t at = band.address[static_cast<std::size_t>(gpu)] + (begin - band.offset);
+    if (std::string error = compare_at(gpu, begin, at, end - begin); !error.empty()) return error;
+  }
+  return {};
+}
+
+std::string ScenarioCheck::compare_at(int gpu, std::uint64_t offset, std::uint64_t address,
+                                      std::uint64_t bytes) const {
   const ElementType out = element_type(plan_.gemm.gpus.front().launch.out_element);
   const std::size_t size = element_bytes(out);
-  const Bytes got =
-      debug_read(group_.gpu(gpu).router,
-                 plan_.gemm.gpus[static_cast<std::size_t>(gpu)].buffers.c + offset, bytes);
+  const Bytes got = debug_read(group_.gpu(gpu).router, address, bytes);
   const unsigned char* want = expected_.data() + offset;
   for (std::size_t i = 0; i < bytes / size; ++i) {
     if (load_element(want, i, out) != load_element(got.data(), i, out)) {

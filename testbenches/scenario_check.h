@@ -30,8 +30,12 @@ class ScenarioCheck {
   const Bytes& expected() const { return expected_; }
 
  private:
-  // Compares `bytes` of GPU g's C from `offset` with the expected output there.
+  // Compares `bytes` of GPU g's output from `offset` (in the whole output, wherever its bands
+  // lie) with the expected output there.
   std::string compare(int gpu, std::uint64_t offset, std::uint64_t bytes) const;
+  // The same for one stretch inside one band, at `address` on the GPU.
+  std::string compare_at(int gpu, std::uint64_t offset, std::uint64_t address,
+                         std::uint64_t bytes) const;
   void on_barrier(std::uint32_t barrier);
 
   TpGroup& group_;

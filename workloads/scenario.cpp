@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "config/config_io.h"
+#include "protocol/dispatcher_registers.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 #include "workloads/t3_plan.h"
@@ -14,6 +15,7 @@ namespace {
 
 const std::vector<Scenario> kScenarios = {Scenario::Sequential, Scenario::T3, Scenario::T3Mca,
                                           Scenario::Ideal, Scenario::IdealRsNmc};
+const std::vector<Scenario> kSoftwareOverlap = {Scenario::Slicing};
 
 HostCommand barrier(std::uint32_t id, const std::string& note) {
   return {HostCommand::Kind::Barrier, 0, id, note};
@@ -141,6 +143,109 @@ void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan
   plan.rotation.tags_per_chunk = static_cast<std::uint32_t>(fused.tiles_per_chunk);
 }
 
+// C itself, one band.
+OutputBand whole_output(const ScenarioPlan& plan) {
+  OutputBand band{0, plan.output_bytes, {}};
+  for (const GpuGemm& gpu : plan.gemm.gpus) band.address.push_back(gpu.buffers.c);
+  return band;
+}
+
+// Software overlap (see scenario.h): n x workload.split bands, each a GEMM launch on queue 0 and,
+// once it is done, its ring reduce-scatter on queue 1 while the next band computes; then the ring
+// all-gather of each band. Each band has its own buffer with its ring FIFO after it (the FIFO
+// follows the buffer, protocol/ring.h), from where C starts.
+void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element) {
+  namespace d = dispatcher;
+  constexpr int kCommQueue = 1;
+  const int n = static_cast<int>(config.gpus);
+  const GemmShape& shape = plan.gemm.shape;
+  const std::int64_t slices = n * config.workload.split;
+  if (shape.m % (slices * config.gemm.tile_m) != 0) {
+    throw std::invalid_argument(
+        "scenario slicing: workload.split = " + std::to_string(config.workload.split) +
+        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(slices) +
+        " slices of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
+  }
+  plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
+  const GemmShape band_shape{shape.m / slices, shape.n, shape.k};
+  const std::uint64_t band_bytes = plan.output_bytes / static_cast<std::uint64_t>(slices);
+  const std::uint64_t a_step =
+      bytes_of(plan.gemm.gpus.front().launch.element, band_shape.m * shape.k);
+
+  CollectiveSpec spec;
+  spec.ranks = n;
+  spec.bytes = band_bytes;
+  spec.element = out_element;
+  spec.channels = static_cast<int>(
+      std::min<std::int64_t>(default_ring_channels(config),
+                             static_cast<std::int64_t>(band_bytes / bytes_of(out_element, 1)) / n));
+  spec.channels = std::max(spec.channels, 1);
+  std::vector<std::vector<CollectiveGpuLayout>> layouts;  // per band, by GPU
+  std::uint64_t offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
+  for (std::int64_t i = 0; i < slices; ++i) {
+    layouts.push_back(plan_collective(config.address_map, spec, offset));
+    const CollectiveGpuLayout& first = layouts.back().front();
+    if (first.end - hbm_base(config, 0) > config.hbm.capacity_bytes) {
+      throw std::invalid_argument("scenario slicing: " + std::to_string(slices) +
+                                  " bands with their FIFOs do not fit in hbm.capacity_bytes");
+    }
+    OutputBand band{static_cast<std::uint64_t>(i) * band_bytes, band_bytes, {}};
+    for (const CollectiveGpuLayout& gpu : layouts.back()) band.address.push_back(gpu.buffer);
+    plan.bands.push_back(std::move(band));
+    offset = first.end - hbm_base(config, 0);
+  }
+
+  const auto sequence = [](std::int64_t k) { return static_cast<std::uint32_t>(k + 1); };
+  for (int g = 0; g < n; ++g) {
+    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const auto band_gemm = [&](std::int64_t i) {
+      GemmLaunch launch = whole;
+      launch.shape = band_shape;
+      launch.a = whole.a + static_cast<std::uint64_t>(i) * a_step;
+      launch.outputs = chunk_outputs(plan.bands[static_cast<std::size_t>(i)].address[g], band_shape,
+                                     whole.tiles, 1, out_element);
+      launch.label = "slice " + std::to_string(i) + " gemm";
+      return launch;
+    };
+    const auto band_ring = [&](std::int64_t i, CollectiveOp op, std::uint32_t seq, int queue) {
+      CollectiveLaunch launch = ring_launch(layouts[static_cast<std::size_t>(i)], spec, g, op, seq);
+      launch.label = "slice " + std::to_string(i) +
+                     (op == CollectiveOp::ReduceScatter ? " reduce-scatter" : " all-gather");
+      launch.queue = queue;
+      return launch;
+    };
+    Program program;
+    program.commands.push_back({HostCommand::Kind::WriteRegister,
+                                whole.dispatcher + d::queue_register(kCommQueue, d::kQueuePriority),
+                                1, "communication queue first, as NCCL's high-priority streams"});
+    program.commands.push_back(barrier(kStartBarrier, "start"));
+    append_gemm(program, band_gemm(0));
+    for (std::int64_t i = 0; i < slices; ++i) {
+      GemmLaunch next;
+      if (i + 1 < slices) {
+        next = band_gemm(i + 1);
+        next.wait = false;
+        append_gemm(program, next);
+      }
+      if (i > 0) {
+        program.commands.push_back(wait_kernel(
+            whole.dispatcher, kCommQueue, "slice " + std::to_string(i - 1) + " reduce-scatter"));
+      }
+      CollectiveLaunch rs = band_ring(i, CollectiveOp::ReduceScatter, sequence(i), kCommQueue);
+      rs.wait = i + 1 == slices;  // the last band's reduce-scatter is the tail
+      append_collective(program, rs);
+      if (i + 1 < slices) program.commands.push_back(wait_kernel(whole.dispatcher, 0, next.label));
+    }
+    end_phase(program, plan.phases, 0);
+    for (std::int64_t i = 0; i < slices; ++i) {
+      append_collective(program, band_ring(i, CollectiveOp::AllGather, sequence(slices + i), 0));
+    }
+    end_phase(program, plan.phases, 1);
+    plan.programs.push_back(std::move(program));
+    plan.owned_chunks.push_back(owner_chunk(g, n));
+  }
+}
+
 // C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
 // GPU g's chunk positions are GPU 0's moved by g; the planners above set sign and tags.
 void set_rotation_band(const SystemConfig& config, ScenarioPlan& plan) {
@@ -163,6 +268,16 @@ std::vector<Scenario> all_scenarios() {
   return kScenarios;
 }
 
+bool rotation_invariant(Scenario scenario) {
+  return scenario != Scenario::Slicing;
+}
+
+std::vector<Scenario> known_scenarios() {
+  std::vector<Scenario> all = kScenarios;
+  all.insert(all.end(), kSoftwareOverlap.begin(), kSoftwareOverlap.end());
+  return all;
+}
+
 const char* to_string(Scenario scenario) {
   switch (scenario) {
     case Scenario::Sequential:
@@ -174,14 +289,16 @@ const char* to_string(Scenario scenario) {
     case Scenario::Ideal:
       return "ideal";
     case Scenario::IdealRsNmc:
+      return "ideal-rs-nmc";
+    case Scenario::Slicing:
       break;
   }
-  return "ideal-rs-nmc";
+  return "slicing";
 }
 
 Scenario parse_scenario(const std::string& name) {
   std::string names;
-  for (Scenario scenario : kScenarios) {
+  for (Scenario scenario : known_scenarios()) {
     if (name == to_string(scenario)) return scenario;
     names += (names.empty() ? "" : ", ") + std::string(to_string(scenario));
   }
@@ -236,7 +353,12 @@ ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, S
     case Scenario::IdealRsNmc:
       plan_sequential(config, plan, out_element, true);
       break;
+    case Scenario::Slicing:
+      plan_slicing(config, plan, out_element);
+      break;
   }
+  if (!rotation_invariant(scenario)) return plan;  // no rotation: every GPU is simulated
+  plan.bands = {whole_output(plan)};
   set_rotation_band(config, plan);
   return plan;
 }

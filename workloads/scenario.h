@@ -31,11 +31,21 @@
 
 namespace t3 {
 
-enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc };
+//   slicing       software overlap without T3's hardware: the GEMM is cut into n x workload.split
+//                 slices of output rows (bands), each its own launch; as soon as a band is done
+//                 its ring reduce-scatter runs on the SMs from a second hardware queue (of higher
+//                 priority, as NCCL's streams are) while the next band computes. The last band's
+//                 reduce-scatter is exposed (the tail). Then the ring all-gather of every band.
+enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing };
 
-// All five, in the order above.
+// The paper's five, in the order above: what compare and sweeps run unless asked for more.
 std::vector<Scenario> all_scenarios();
-// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc".
+// Every scenario there is: the five, then the software-overlap ones.
+std::vector<Scenario> known_scenarios();
+// Whether every GPU's program is GPU 0's rotated (ScenarioPlan::rotation), so that one GPU can
+// stand for the group (sim.symmetry): not slicing, whose bands each have their own buffer.
+bool rotation_invariant(Scenario scenario);
+// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing".
 const char* to_string(Scenario scenario);
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
 Scenario parse_scenario(const std::string& name);
@@ -56,6 +66,15 @@ struct PhaseSpec {
   PhaseKind kind;
 };
 
+// Where a band of the output lives: bytes [offset, offset + bytes) of the whole output (C,
+// tile-contiguous) are at address[g] on GPU g. Most scenarios have one band, C itself; slicing
+// has one per slice, each with its ring FIFO after it.
+struct OutputBand {
+  std::uint64_t offset = 0;
+  std::uint64_t bytes = 0;
+  std::vector<std::uint64_t> address;  // per GPU
+};
+
 struct ScenarioPlan {
   Scenario scenario = Scenario::Sequential;
   GroupGemmPlan
@@ -63,6 +82,7 @@ struct ScenarioPlan {
   std::uint64_t output_bytes = 0;          // C bytes per GPU: n equal chunks
   std::vector<PhaseSpec> phases;           // phase k ends at barrier kStartBarrier + 1 + k
   std::vector<std::int64_t> owned_chunks;  // per GPU: the chunk it holds reduced after the RS
+  std::vector<OutputBand> bands;           // the output, each band reduce-scattered on its own
   std::vector<Program> programs;           // one per GPU
   // The reduce-scatter goes straight to each chunk's owner (t3, t3-mca and ideal-rs-nmc under
   // workload.collective = direct); otherwise it follows the ring.

@@ -10,6 +10,8 @@
 #include "experiments/isolated.h"
 #include "experiments/scenario_run.h"
 #include "testbenches/small_system.h"
+#include "workloads/model_zoo.h"
+#include "workloads/sublayer.h"
 
 using namespace t3;
 
@@ -70,4 +72,31 @@ TEST_CASE("sequential exposes its collectives, T3 its all-gather and reduce-scat
   const nlohmann::json ideal = ideal_result(sequential);
   CHECK(ideal.at("exposed_comm_ns").get<double>() ==
         Approx(std::max(0.0, rs - phase(sequential, "gemm")) + ag));
+}
+
+TEST_CASE("slicing hides the reduce-scatter but its last band's, which stays exposed",
+          "[exposed]") {
+  // Mega-GPT-2's FC-2 on 4 GPUs of t3-paper, 2048 tokens: four bands, each band's GEMM about as
+  // long as its reduce-scatter (comm per step ~ compute per step).
+  const auto paper = [](Scenario scenario) {
+    SystemConfig config = load_system("t3-paper");
+    apply_override(config, "gpus=4");
+    ScenarioRun run(
+        config, plan_scenario(config, sublayer_gemm(model("mega-gpt-2"), Sublayer::Fc2, 4, 2048),
+                              scenario));
+    run.run();
+    return run.result();
+  };
+  const auto results = run_isolated(
+      {[&] { return paper(Scenario::Sequential); }, [&] { return paper(Scenario::Slicing); }}, 1);
+  const nlohmann::json& sequential = results.at(0);
+  const nlohmann::json& slicing = results.at(1);
+  REQUIRE(!sequential.contains("error"));
+  REQUIRE(!slicing.contains("error"));
+  // The fused phase exposes about one band's reduce-scatter: a quarter of sequential's.
+  const double tail = slicing.at("exposed_comm_ns").get<double>() - phase(slicing, "all_gather");
+  const double band = phase(sequential, "reduce_scatter") / 4;
+  INFO("tail " << tail << " ns, a band's share of the reduce-scatter " << band << " ns");
+  CHECK(tail > 0.5 * band);
+  CHECK(tail < 2 * band);
 }

@@ -27,9 +27,11 @@ std::uint64_t bytes(const nlohmann::json& result, const char* category) {
   return result["dram_bytes"][category].get<std::uint64_t>();
 }
 
-nlohmann::json run_golden(int gpus, Scenario scenario, const char* ring = "descending") {
+nlohmann::json run_golden(int gpus, Scenario scenario, const char* ring = "descending",
+                          int split = 1) {
   SystemConfig config = small_system(gpus);
   apply_override(config, std::string("workload.ring=") + ring);
+  apply_override(config, "workload.split=" + std::to_string(split));
   const ScenarioPlan plan =
       plan_scenario(config, small_shape(gpus), scenario, kElementFp32, kElementFp32);
   ScenarioRun run(config, plan);
@@ -95,7 +97,39 @@ void check_dma_reduce_scatter(int gpus) {
   CHECK(bytes(result, "rs_write") <= 64ull * gpus * 40 * 4 * static_cast<std::uint64_t>(gpus));
 }
 
+// Slicing: n x split bands, each reduced by the SM ring while the next computes.
+void check_slicing(int gpus, int split) {
+  const nlohmann::json result = run_golden(gpus, Scenario::Slicing, "descending", split);
+  CHECK(result["phases"].size() == 2);
+  CHECK(result["collective"] == "ring");
+  // Stores are the GEMM's, cached; the rings move every band, reduced by the SMs.
+  CHECK(bytes(result, "rs_read") > 0);
+  CHECK(bytes(result, "rs_update") == 0);
+  CHECK(bytes(result, "ag_write") > 0);
+  CHECK(result["dma"]["transfers"] == 0);
+  CHECK(result["tracker"]["fired"] == 0);
+}
+
 }  // namespace
+
+TEST_CASE("slicing reduces and gathers exactly on 4 GPUs, band by band", "[scenario]") {
+  check_slicing(4, 1);
+}
+TEST_CASE("slicing reduces and gathers exactly on 8 GPUs with two slices per GPU", "[scenario]") {
+  check_slicing(8, 2);
+}
+TEST_CASE("slicing refuses a split that does not cut the rows, naming it", "[scenario]") {
+  SystemConfig config = small_system(4);
+  apply_override(config, "workload.split=3");  // 12 slices of 256 rows: not whole tile rows
+  CHECK_THROWS_WITH(plan_scenario(config, small_shape(4), Scenario::Slicing),
+                    Catch::Contains("workload.split = 3"));
+  // Its bands are not rotations of one another: one GPU cannot stand for the group.
+  apply_override(config, "workload.split=1");
+  apply_override(config, "sim.mode=timing");
+  apply_override(config, "sim.symmetry=rotational");
+  CHECK_THROWS_WITH(ScenarioRun(config, plan_scenario(config, small_shape(4), Scenario::Slicing)),
+                    Catch::Contains("sim.symmetry: rotational"));
+}
 
 TEST_CASE("sequential scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
   check_sequential(2);
