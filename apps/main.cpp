@@ -20,7 +20,7 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run         one sublayer under one scenario (sequential, t3, t3-mca, ideal,\n"
-    "              ideal-rs-nmc, slicing) on every GPU of the group\n"
+    "              ideal-rs-nmc, slicing, commfuse) on every GPU of the group\n"
     "  compare     every scenario for one sublayer, side by side (the default job)\n"
     "  sweep       a suite of sublayers and scenarios (--suite paper) in parallel processes\n"
     "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"

@@ -17,7 +17,7 @@ po::options_description scenario_options(bool single) {
   po::options_description options("Scenario");
   if (single) {
     options.add_options()("scenario", po::value<std::string>()->default_value("t3-mca"),
-                          "sequential, t3, t3-mca, ideal, ideal-rs-nmc, slicing")(
+                          "sequential, t3, t3-mca, ideal, ideal-rs-nmc, slicing, commfuse")(
         "trace", po::value<std::string>(),
         "write a Chrome trace-event timeline (open it in ui.perfetto.dev); for ideal, of the "
         "sequential run it is derived from")("vcd", po::value<std::string>(),
@@ -26,7 +26,7 @@ po::options_description scenario_options(bool single) {
   if (!single) {
     options.add_options()("scenarios", po::value<std::string>()->default_value("all"),
                           "comma-separated scenarios to run (sequential is always run); all: "
-                          "the paper's five (add slicing by name)");
+                          "the paper's five (add slicing, commfuse by name)");
   }
   options.add_options()("jobs", po::value<int>()->default_value(default_jobs()),
                         "simulations run at once, each in its own process");

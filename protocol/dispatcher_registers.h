@@ -68,6 +68,12 @@ inline constexpr std::uint64_t kCollSequence = 0x644;    // RW: launch sequence 
 inline constexpr std::uint64_t kCollSliceBytes = 0x648;  // RW: bytes per flag (per channel)
 inline constexpr std::uint64_t kCollFifoDepth = 0x64c;   // RW: receive FIFO slices per channel
 inline constexpr std::uint64_t kCollPollNs = 0x650;      // RW: ns between flag polls (>= 1)
+// RW: an 8-byte gate word (0: none). Reduce-scatter step k (of every slice) first waits until the
+// gate reads at least flag_value(COLL_SEQUENCE, k + 1): the producer of the local data (the host,
+// after each slice of a GEMM) opens it chunk by chunk, so the ring can start before all of its
+// input exists (CommFuse-style software overlap).
+inline constexpr std::uint64_t kCollGateLow = 0x654;
+inline constexpr std::uint64_t kCollGateHigh = 0x658;
 
 enum CollOp : std::uint32_t { kReduceScatter = 0, kAllGather = 1 };
 inline constexpr std::uint32_t kMaxRanks = 256;

@@ -149,7 +149,9 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
   write(d::kCollFifoDepth, launch.fifo_depth, "FIFO depth = " + std::to_string(launch.fifo_depth));
   write(d::kCollPollNs, launch.poll_ns,
         "poll interval = " + std::to_string(launch.poll_ns) + " ns");
+  if (launch.gate != 0) write64(d::kCollGateLow, launch.gate, "gate");
   write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
+  if (launch.gate != 0) write64(d::kCollGateLow, 0, "gate cleared (the launch took its copy)");
   if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
 }
 

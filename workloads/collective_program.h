@@ -79,6 +79,9 @@ struct CollectiveLaunch {
   std::string label = "collective";  // prefixes every command's note
   int queue = 0;                     // the dispatcher's hardware queue it runs on
   bool wait = true;  // the program waits for it here (false: later, with wait_kernel())
+  // A reduce-scatter's gate word (COLL_GATE), 0 for none. A gated launch writes it before its
+  // doorbell and clears it after, so the staging descriptor does not gate a later launch.
+  std::uint64_t gate = 0;
 };
 
 // Appends WriteRegister commands for KERNEL = collective and every COLL_* register, the queue's

@@ -7,6 +7,7 @@
 #include "protocol/dispatcher_registers.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
+#include "workloads/plan_util.h"
 #include "workloads/t3_plan.h"
 
 namespace t3 {
@@ -15,7 +16,7 @@ namespace {
 
 const std::vector<Scenario> kScenarios = {Scenario::Sequential, Scenario::T3, Scenario::T3Mca,
                                           Scenario::Ideal, Scenario::IdealRsNmc};
-const std::vector<Scenario> kSoftwareOverlap = {Scenario::Slicing};
+const std::vector<Scenario> kSoftwareOverlap = {Scenario::Slicing, Scenario::CommFuse};
 
 HostCommand barrier(std::uint32_t id, const std::string& note) {
   return {HostCommand::Kind::Barrier, 0, id, note};
@@ -37,7 +38,7 @@ struct RingOnOutput {
 };
 
 RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
-                            ElementCode element, T3Ring order) {
+                            ElementCode element, T3Ring order, bool gated = false) {
   RingOnOutput ring;
   ring.order = order;
   ring.spec.ranks = static_cast<int>(config.gpus);
@@ -47,6 +48,16 @@ RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan
                                                         static_cast<std::uint64_t>(config.gpus));
   ring.spec.channels =
       static_cast<int>(std::min<std::int64_t>(default_ring_channels(config), chunk_elements));
+  if (gated) {
+    // A gated ring waits, resident, for the GEMM that feeds it: it may take at most a quarter of
+    // the SM slots, so the GEMM always has slots to run in.
+    const std::int64_t slots = config.sm.count * config.sm.occupancy;
+    ring.spec.channels = static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(ring.spec.channels, slots / 4)));
+    // Every channel moves its share of a chunk as one slice, each step whole.
+    const std::int64_t share = (chunk_elements + ring.spec.channels - 1) / ring.spec.channels;
+    ring.spec.slice_bytes = static_cast<std::uint32_t>(align_up(bytes_of(element, share), 4));
+  }
   const std::uint64_t c = plan.gemm.gpus.front().buffers.c;
   const auto by_gpu = plan_collective(config.address_map, ring.spec, c - hbm_base(config, 0));
   for (int r = 0; r < ring.spec.ranks; ++r) {
@@ -246,6 +257,80 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
   }
 }
 
+// CommFuse's Flash-RS (see scenario.h): the sequential run's ring reduce-scatter, launched at
+// the start on queue 1 and gated chunk by chunk, while the GEMM runs chunk by chunk on queue 0 in
+// the order the ring consumes them; then the ring all-gather.
+void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element) {
+  namespace d = dispatcher;
+  constexpr int kCommQueue = 1;
+  const int n = static_cast<int>(config.gpus);
+  const GemmShape& shape = plan.gemm.shape;
+  const std::int64_t parts = config.workload.split;
+  if (shape.m % (n * parts * config.gemm.tile_m) != 0) {
+    throw std::invalid_argument(
+        "scenario commfuse: workload.split = " + std::to_string(parts) +
+        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(n * parts) +
+        " launches of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
+  }
+  plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
+  // The reduce-scatter moves each step's chunk whole (one slice per channel), so a step waits only
+  // for its own chunk; the all-gather keeps the usual slices.
+  const RingOnOutput ring = ring_on_output(config, plan, out_element, T3Ring{n}, true);
+  const RingOnOutput gather = ring_on_output(config, plan, out_element, T3Ring{n});
+  // The gate: the mailbox's last 8 bytes, after every channel's flag area.
+  const std::uint64_t gate_offset = d::kMailbox + 4 * (d::kMailboxWords - 2);
+  if (d::kMailbox + flag_area_bytes(ring.spec.channels) > gate_offset) {
+    throw std::invalid_argument("scenario commfuse: " + std::to_string(ring.spec.channels) +
+                                " ring channels leave no mailbox word for the gate");
+  }
+  const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
+  const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
+  const std::uint64_t a_step =
+      bytes_of(plan.gemm.gpus.front().launch.element, part_shape.m * shape.k);
+  for (int g = 0; g < n; ++g) {
+    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const std::uint64_t gate = whole.dispatcher + gate_offset;
+    Program program;
+    const auto write = [&](std::uint64_t address, std::uint32_t value, const std::string& note) {
+      program.commands.push_back({HostCommand::Kind::WriteRegister, address, value, note});
+    };
+    write(whole.dispatcher + d::queue_register(kCommQueue, d::kQueuePriority), 1,
+          "communication queue first, as NCCL's high-priority streams");
+    write(gate + 4, 1, "gate: sequence 1 (bits 63:32)");
+    write(gate, 0, "gate: no chunk ready yet");
+    program.commands.push_back(barrier(kStartBarrier, "start"));
+    CollectiveLaunch rs = ring_launch(ring.layout, ring.spec, g, CollectiveOp::ReduceScatter, 1);
+    rs.label = "flash-rs ring";
+    rs.queue = kCommQueue;
+    rs.wait = false;
+    rs.gate = gate;
+    append_collective(program, rs);
+    for (int step = 0; step < n; ++step) {
+      const int chunk = reduce_scatter_chunk(g, step, n);
+      for (std::int64_t part = 0; part < parts; ++part) {
+        const std::int64_t index = chunk * parts + part;
+        GemmLaunch launch = whole;
+        launch.shape = part_shape;
+        launch.a = whole.a + static_cast<std::uint64_t>(index) * a_step;
+        launch.outputs = chunk_outputs(
+            whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes, part_shape,
+            whole.tiles, 1, out_element);
+        launch.label = "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm";
+        append_gemm(program, launch);
+      }
+      write(
+          gate, static_cast<std::uint32_t>(step + 1),
+          "gate: chunk " + std::to_string(chunk) + " ready for ring step " + std::to_string(step));
+    }
+    program.commands.push_back(wait_kernel(whole.dispatcher, kCommQueue, rs.label));
+    end_phase(program, plan.phases, 0);
+    append_ring(program, gather, g, CollectiveOp::AllGather, 2);
+    end_phase(program, plan.phases, 1);
+    plan.programs.push_back(std::move(program));
+    plan.owned_chunks.push_back(owner_chunk(g, n));
+  }
+}
+
 // C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
 // GPU g's chunk positions are GPU 0's moved by g; the planners above set sign and tags.
 void set_rotation_band(const SystemConfig& config, ScenarioPlan& plan) {
@@ -291,9 +376,11 @@ const char* to_string(Scenario scenario) {
     case Scenario::IdealRsNmc:
       return "ideal-rs-nmc";
     case Scenario::Slicing:
+      return "slicing";
+    case Scenario::CommFuse:
       break;
   }
-  return "slicing";
+  return "commfuse";
 }
 
 Scenario parse_scenario(const std::string& name) {
@@ -355,6 +442,9 @@ ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, S
       break;
     case Scenario::Slicing:
       plan_slicing(config, plan, out_element);
+      break;
+    case Scenario::CommFuse:
+      plan_commfuse(config, plan, out_element);
       break;
   }
   if (!rotation_invariant(scenario)) return plan;  // no rotation: every GPU is simulated

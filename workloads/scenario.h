@@ -36,7 +36,13 @@ namespace t3 {
 //                 its ring reduce-scatter runs on the SMs from a second hardware queue (of higher
 //                 priority, as NCCL's streams are) while the next band computes. The last band's
 //                 reduce-scatter is exposed (the tail). Then the ring all-gather of every band.
-enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing };
+//   commfuse      CommFuse's Flash-RS (REFERENCES section 2): the ring reduce-scatter's n - 1
+//                 peer-to-peer steps overlap the GEMM step by step. The GEMM runs chunk by chunk
+//                 in the order the ring consumes them (the chunk a GPU keeps last; each chunk in
+//                 workload.split launches), and the ring, launched at the start on a second
+//                 hardware queue, takes step k as soon as the host has opened its gate for chunk
+//                 k. Sends and adds run on the SMs beside the GEMM. Then the ring all-gather.
+enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing, CommFuse };
 
 // The paper's five, in the order above: what compare and sweeps run unless asked for more.
 std::vector<Scenario> all_scenarios();
@@ -45,7 +51,7 @@ std::vector<Scenario> known_scenarios();
 // Whether every GPU's program is GPU 0's rotated (ScenarioPlan::rotation), so that one GPU can
 // stand for the group (sim.symmetry): not slicing, whose bands each have their own buffer.
 bool rotation_invariant(Scenario scenario);
-// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing".
+// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse".
 const char* to_string(Scenario scenario);
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
 Scenario parse_scenario(const std::string& name);

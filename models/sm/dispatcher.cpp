@@ -98,6 +98,8 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
      "collective: receive FIFO entries per channel (resets to 8)", d.fifo_depth);
   rw(kCollPollNs, "COLL_POLL_NS", "collective: ns between flag polls (>= 1; resets to 100)",
      d.poll_ns);
+  rw64(kCollGateLow, "COLL_GATE",
+       "collective: gate word reduce-scatter steps wait on (0: none; resets to 0)", d.gate);
   for (int w = 0; w < kMailboxWords; ++w) {
     rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
        "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
@@ -228,8 +230,9 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
         !mapped_bytes(receive_area(d.next_buffer, d.bytes), fifo_bytes, false))) ||
       !mapped_bytes(d.flags, flag_bytes, true, &hbm_flags) ||
       !mapped_bytes(d.next_flags, flag_bytes, true, &hbm_flags) ||
-      !mapped_bytes(d.prev_flags, flag_bytes, true, &hbm_flags) || d.flags % 8 != 0 ||
-      d.next_flags % 8 != 0 || d.prev_flags % 8 != 0) {
+      !mapped_bytes(d.prev_flags, flag_bytes, true, &hbm_flags) ||
+      (d.gate != 0 && (!mapped_bytes(d.gate, 8, true, &hbm_flags) || d.gate % 8 != 0)) ||
+      d.flags % 8 != 0 || d.next_flags % 8 != 0 || d.prev_flags % 8 != 0) {
     return kUnmappedBuffer;
   }
 
@@ -250,6 +253,7 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   c.slice_bytes = d.slice_bytes;
   c.fifo_depth = d.fifo_depth;
   c.poll_ns = d.poll_ns;
+  c.gate = reduce_scatter ? d.gate : 0;
   c.hbm_flags = hbm_flags;
   return kNoError;
 }

@@ -93,6 +93,7 @@ class Dispatcher : public RegisterBlock {
     std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;
     std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
     std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
+    std::uint64_t gate = 0;
   };
 
   void add_queue_registers(int queue);

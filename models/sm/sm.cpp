@@ -320,7 +320,7 @@ struct Sm::RingChannel {
   std::uint64_t ready = 0, ack = 0;  // this channel's flag words here,
   std::uint64_t next_ready = 0;      // the READY it sets at next,
   std::uint64_t prev_ack = 0;        // the ACK it sets at prev
-  std::uint64_t seen_ready = 0, seen_ack = 0;
+  std::uint64_t seen_ready = 0, seen_ack = 0, seen_gate = 0;
 
   std::uint64_t flag(std::uint32_t count) const { return flag_value(k.sequence, count); }
   // The part of slice `slice` of this channel's range of `chunk`, in elements from the chunk's
@@ -420,6 +420,11 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
   const auto g = static_cast<std::uint32_t>(slice * (n - 1) + step);  // this step's send index
   const bool last = step == n - 1;
   const bool receives = step > 0;
+  // A gated reduce-scatter's local data for this step exists once the gate says so.
+  if (k.gate != 0 && !wait_flag(slot, k.gate, c.flag(static_cast<std::uint32_t>(step) + 1),
+                                c.seen_gate, c.flag_read, c.interval, result)) {
+    return false;
+  }
   // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
   if (receives &&
       !wait_flag(slot, c.ready, c.flag(g), c.seen_ready, c.flag_read, c.interval, result)) {

@@ -58,7 +58,8 @@ struct CollectiveKernel {
   std::uint32_t slice_bytes = 0;
   std::uint32_t fifo_depth = 0;
   std::uint32_t poll_ns = 0;
-  bool hbm_flags = false;  // some flag area lies in HBM (needs functional mode)
+  std::uint64_t gate = 0;  // 0, or the word reduce-scatter steps wait on (dispatcher_registers.h)
+  bool hbm_flags = false;  // some flag area (or the gate) lies in HBM (needs functional mode)
 
   std::uint64_t receive() const { return receive_area(buffer, bytes); }
   std::uint64_t next_receive() const { return receive_area(next_buffer, bytes); }

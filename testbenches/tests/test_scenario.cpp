@@ -97,9 +97,10 @@ void check_dma_reduce_scatter(int gpus) {
   CHECK(bytes(result, "rs_write") <= 64ull * gpus * 40 * 4 * static_cast<std::uint64_t>(gpus));
 }
 
-// Slicing: n x split bands, each reduced by the SM ring while the next computes.
-void check_slicing(int gpus, int split) {
-  const nlohmann::json result = run_golden(gpus, Scenario::Slicing, "descending", split);
+// Slicing (n x split bands, each reduced by the SM ring while the next computes) and CommFuse
+// (the ring gated chunk by chunk behind the GEMM).
+void check_software_overlap(int gpus, Scenario scenario, int split) {
+  const nlohmann::json result = run_golden(gpus, scenario, "descending", split);
   CHECK(result["phases"].size() == 2);
   CHECK(result["collective"] == "ring");
   // Stores are the GEMM's, cached; the rings move every band, reduced by the SMs.
@@ -113,10 +114,17 @@ void check_slicing(int gpus, int split) {
 }  // namespace
 
 TEST_CASE("slicing reduces and gathers exactly on 4 GPUs, band by band", "[scenario]") {
-  check_slicing(4, 1);
+  check_software_overlap(4, Scenario::Slicing, 1);
 }
 TEST_CASE("slicing reduces and gathers exactly on 8 GPUs with two slices per GPU", "[scenario]") {
-  check_slicing(8, 2);
+  check_software_overlap(8, Scenario::Slicing, 2);
+}
+TEST_CASE("commfuse reduces and gathers exactly on 4 GPUs", "[scenario]") {
+  check_software_overlap(4, Scenario::CommFuse, 1);
+}
+TEST_CASE("commfuse reduces and gathers exactly on 8 GPUs, each chunk in two launches",
+          "[scenario]") {
+  check_software_overlap(8, Scenario::CommFuse, 2);
 }
 TEST_CASE("slicing refuses a split that does not cut the rows, naming it", "[scenario]") {
   SystemConfig config = small_system(4);
