@@ -389,7 +389,9 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
       {reg::kCollSequence, "COLL_SEQUENCE"},
       {reg::kCollSliceBytes, "COLL_SLICE_BYTES"},
       {reg::kCollFifoDepth, "COLL_FIFO_DEPTH"},
-      {reg::kCollPollNs, "COLL_POLL_NS"}};
+      {reg::kCollPollNs, "COLL_POLL_NS"},
+      {reg::kCollGateLow, "COLL_GATE_LO"},
+      {reg::kCollGateHigh, "COLL_GATE_HI"}};
   for (const auto& [offset, name] : expected) {
     INFO(name);
     REQUIRE(regs.count(offset) == 1);
