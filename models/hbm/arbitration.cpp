@@ -19,6 +19,19 @@ std::optional<std::size_t> PriorityPolicy::pick(const std::deque<QueuedRequest>&
   return 0;
 }
 
+Admissible PriorityPolicy::admissible(const std::deque<QueuedRequest>& queue,
+                                      sc_core::sc_time /*now*/) {
+  Admissible allowed;
+  for (const QueuedRequest& request : queue) {
+    if (request.traffic_class == favoured_) {
+      allowed.compute = favoured_ == TrafficClass::Compute;
+      allowed.communication = !allowed.compute;
+      break;
+    }
+  }
+  return allowed;
+}
+
 McaPolicy::McaPolicy(const McaConfig& config)
     : starvation_(config.starvation_ns, sc_core::SC_NS), window_(config.window_ns, sc_core::SC_NS) {
   if (config.threshold < 0) throw ConfigError("hbm.mca.threshold: must not be negative");
@@ -143,6 +156,24 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
   const sc_core::sc_time starves = queue[*communication].arrival + starvation_;
   retry_ = std::min(gate_opens, starves) - now;
   return std::nullopt;
+}
+
+Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) {
+  const std::optional<std::size_t> chosen = pick(queue, now);
+  Admissible allowed;
+  allowed.compute = allowed.communication = false;
+  if (!chosen) return allowed;
+  const bool compute_queued = std::any_of(
+      queue.begin(), queue.end(),
+      [](const QueuedRequest& request) { return request.traffic_class == TrafficClass::Compute; });
+  if (queue[*chosen].traffic_class == TrafficClass::Compute) {
+    allowed.compute = true;
+  } else if (compute_queued) {
+    allowed.forced = chosen;  // starved: this one request, past the compute
+  } else {
+    allowed.communication = true;
+  }
+  return allowed;
 }
 
 std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config) {

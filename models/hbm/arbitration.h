@@ -23,10 +23,26 @@ struct QueuedRequest {
   std::uint32_t bytes;
 };
 
+// What a policy lets the bank scheduler (FR-FCFS beneath every policy) choose from: one forced
+// entry, or the entries of the allowed traffic classes; nothing allowed declines, like a nullopt
+// pick().
+struct Admissible {
+  std::optional<std::size_t> forced;
+  bool compute = true;
+  bool communication = true;
+  bool allows(TrafficClass traffic_class) const {
+    return traffic_class == TrafficClass::Compute ? compute : communication;
+  }
+  bool none() const { return !forced && !compute && !communication; }
+};
+
 class ArbitrationPolicy {
  public:
   virtual ~ArbitrationPolicy() = default;
   virtual const char* name() const = 0;
+  // The bank model's question (the simple model asks pick()): which queued requests may go now.
+  // Same contract on `queue`, `now` and retry_after() as pick().
+  virtual Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) = 0;
   // Index into `queue` (arrival order, never empty) of the request to serve now; nullopt leaves
   // the channel idle until the next arrival or until retry_after() has passed.
   virtual std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
@@ -42,6 +58,7 @@ class FcfsPolicy : public ArbitrationPolicy {
   const char* name() const override { return "fcfs"; }
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
+  Admissible admissible(const std::deque<QueuedRequest>&, sc_core::sc_time) override { return {}; }
 };
 
 // Serves the oldest request of the favoured traffic class, then the oldest of the other.
@@ -51,6 +68,8 @@ class PriorityPolicy : public ArbitrationPolicy {
   const char* name() const override { return "priority"; }
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
+  // The favoured class while any of it is queued, else everything.
+  Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) override;
 
  private:
   TrafficClass favoured_;
@@ -109,6 +128,9 @@ class McaPolicy : public ArbitrationPolicy {
   const char* name() const override { return "mca"; }
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
+  // The rule of pick() as classes: a starved communication request is forced; otherwise compute
+  // while any is queued; otherwise communication if the gate is open; otherwise nothing.
+  Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) override;
   sc_core::sc_time retry_after() const override { return retry_; }
 
   const McaStats& stats() const { return stats_; }

@@ -402,6 +402,7 @@ double mean_ns(const std::vector<sc_time>& values) {
 
 TEST_CASE("MCA controller bounds communication latency and speeds up compute vs FCFS", "[mca]") {
   HbmConfig config;
+  config.model = HbmModel::Simple;  // the policy alone, over the bandwidth-pipe model
   config.channels = 1;
   config.bandwidth_GBps = 32;  // 32 B/ns: a 256 B read holds the bus 8 ns, an update 16 ns
   config.latency_ns = 100;
