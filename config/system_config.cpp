@@ -93,16 +93,17 @@ void describe(SystemConfig& c, ParamVisitor& v) {
 
   v.visit("hbm.mca.threshold", h.mca.threshold,
           {"",
-           "MCA: with only communication queued, it is served only while fewer compute "
-           "requests than this arrived at the channel in the last window_ns; 0 derives it "
-           "as half the compute arrivals of the first window (the first stage's intensity)",
+           "MCA: communication is held back while this many compute requests or more are "
+           "queued at a queue (channel, or pseudo-channel for hbm.model = bank); 0 derives it "
+           "as the mean compute occupancy of the first window (the first stage's memory "
+           "intensity), rounded up, at least 1",
            0, 1 << 20});
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
           {"ns", "MCA: a communication request waiting this long is served regardless", 0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
           {"ns",
-           "MCA: length of the first-stage window and of the sliding window of compute "
-           "arrivals",
+           "MCA: length of the first-stage window the threshold is derived from, from the "
+           "first compute request a queue sees",
            1, 1e9});
 
   auto& b = h.bank;

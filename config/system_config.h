@@ -48,7 +48,7 @@ struct AddressMapConfig {
 };
 
 struct McaConfig {
-  std::int64_t threshold = 0;     // comm issues only below this queue occupancy; 0 = derive
+  std::int64_t threshold = 0;     // comm held back at this compute occupancy; 0 = derive
   double starvation_ns = 2000.0;  // longest a communication request waits
   double window_ns = 5000.0;      // first-stage window the threshold is derived from
 };

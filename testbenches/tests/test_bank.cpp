@@ -386,8 +386,10 @@ TEST_CASE("Bank stream efficiencies: sequential reads near peak, mixes and rando
   CHECK(reads.GBps >= 0.85 * config.bandwidth_GBps);
   CHECK(reads.GBps <= config.bandwidth_GBps);
   CHECK(writes.GBps >= 0.85 * config.bandwidth_GBps);
-  CHECK(mix.GBps < 0.95 * reads.GBps);
-  CHECK(scattered.GBps < 0.9 * reads.GBps);
+  // The mix pays turnarounds amortised over write-drain batches; random reads a row miss each.
+  CHECK(mix.GBps < 0.99 * reads.GBps);
+  CHECK(mix.GBps > 0.8 * config.bandwidth_GBps);
+  CHECK(scattered.GBps < 0.75 * reads.GBps);
   CHECK(reads.report["row_hit_rate"].get<double>() > 0.9);
   CHECK(scattered.report["row_hit_rate"].get<double>() < 0.5);
 }
