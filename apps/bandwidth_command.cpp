@@ -114,7 +114,8 @@ TrafficPattern characterisation(const std::string& name, const SystemConfig& con
       return base + scramble(offset / size ^ (seed << 32)) % span * size;
     };
   } else if (name != "read") {
-    throw UsageError("--pattern: '" + name + "' is not one of read, write, copy, mix, random, "
+    throw UsageError("--pattern: '" + name +
+                     "' is not one of read, write, copy, mix, random, "
                      "update");
   }
   return p;

@@ -99,7 +99,10 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "intensity), rounded up, at least 1",
            0, 1 << 20});
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
-          {"ns", "MCA: a communication request waiting this long is served regardless", 0, 1e9});
+          {"ns",
+           "MCA: after the gate has held communication back this long without a break, the "
+           "oldest communication request is served regardless",
+           0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
           {"ns",
            "MCA: length of the first-stage window the threshold is derived from, from the "

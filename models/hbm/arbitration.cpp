@@ -78,12 +78,21 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
       stats_.threshold = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(mean)));
     }
   }
-  if (d.communication) {
-    const sc_core::sc_time arrival = queue[*d.communication].arrival;
-    d.starved = now >= arrival && now - arrival >= starvation_;
-  }
   d.gate_shut = threshold_known() && queued_compute >= stats_.threshold;
-  if (d.communication && d.gate_shut && !d.starved) ++stats_.held_back;
+  // Starvation counts the time the gate has held communication back without a break, not the
+  // time since arrival: queueing that any order would cost (a long queue at low bandwidth) is
+  // not MCA's doing, and counting it would hand every communication request priority there.
+  if (d.communication && d.gate_shut && d.compute) {
+    if (!shut_since_) shut_since_ = now;
+    if (now - *shut_since_ >= starvation_) {
+      d.starved = true;
+      shut_since_ = now;  // the next one may be held back for another starvation_ns
+    } else {
+      ++stats_.held_back;
+    }
+  } else {
+    shut_since_.reset();
+  }
   return d;
 }
 
@@ -93,7 +102,7 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
   const Decision d = decide(queue, now);
   std::optional<std::size_t> chosen;
   if (d.starved) {  // rule 1
-    if (d.compute && d.gate_shut) ++stats_.starvation_overrides;
+    ++stats_.starvation_overrides;
     chosen = d.communication;
   } else if (d.gate_shut || !d.communication) {  // rule 2 (or nothing else queued)
     chosen = d.compute;
@@ -116,7 +125,7 @@ Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core
   if (queue.empty()) return allowed;
   const Decision d = decide(queue, now);
   if (d.starved) {
-    if (d.compute && d.gate_shut) ++stats_.starvation_overrides;
+    ++stats_.starvation_overrides;
     allowed.forced = d.communication;
     ++stats_.communication_served;
   } else if (d.gate_shut) {

@@ -84,8 +84,7 @@ struct McaStats {
   double first_window_mean_occupancy = 0;  // compute requests queued, mean over its picks
   std::uint64_t first_window_picks = 0;
   std::uint64_t held_back = 0;  // picks at which communication was queued and the gate was shut
-  std::uint64_t starvation_overrides = 0;  // a starved communication request was served over
-                                           // compute that the gate would have preferred
+  std::uint64_t starvation_overrides = 0;  // communication served after starvation_ns held back
   std::uint64_t compute_served = 0;
   std::uint64_t communication_served = 0;
 };
@@ -96,7 +95,10 @@ struct McaStats {
 // starvation limit. The rule, applied at every pick() in this order:
 //
 //  1. Starvation. Let c be the oldest queued communication request (smallest arrival time, ties
-//     by sequence). If now - c.arrival >= starvation_ns, serve c, whatever else is queued.
+//     by sequence). If the gate (rule 2) has held communication back at every pick for the last
+//     starvation_ns, serve c and start that clock again. The limit bounds the delay MCA adds,
+//     not a request's queueing: at low bandwidth a queue alone can take longer than the limit,
+//     and counting that would give communication priority over compute.
 //  2. Gate. Let q be the compute requests queued now. If the threshold is known and q >= it,
 //     communication is held back: serve the oldest compute request.
 //  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
@@ -139,6 +141,7 @@ class McaPolicy : public ArbitrationPolicy {
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
+  std::optional<sc_core::sc_time> shut_since_;     // gate shut on waiting communication since
   double first_window_sum_ = 0;                    // q summed over the first window's picks
   McaStats stats_;
 };

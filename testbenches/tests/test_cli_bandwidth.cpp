@@ -71,15 +71,15 @@ TEST_CASE("bandwidth --pattern idle latency follows the timing parameters", "[cl
   const auto& t = config.hbm.bank.timing;
   const double burst_ns = 4 / (config.hbm.bandwidth_GBps * 8 / (32 * 2 * 64));  // 4 beats
   const double hits = bank["row_hit_rate"].get<double>();
-  const double expected = path + t.cl_ns + burst_ns + config.hbm.bank.controller_latency_ns +
-                          (1 - hits) * t.rcd_rd_ns;
+  const double expected =
+      path + t.cl_ns + burst_ns + config.hbm.bank.controller_latency_ns + (1 - hits) * t.rcd_rd_ns;
   INFO("path " << path << " ns, row hits " << hits << ", expected " << expected << " ns");
   CHECK(path >= 0);
   CHECK(bank["mean_latency_ns"].get<double>() == Approx(expected).margin(0.5));
 }
 
 TEST_CASE("bandwidth --pattern rejects an unknown pattern", "[cli][bank]") {
-  const std::string line = std::string("\"") + T3SIM_BINARY +
-                           "\" bandwidth --pattern sideways > /dev/null 2>&1";
+  const std::string line =
+      std::string("\"") + T3SIM_BINARY + "\" bandwidth --pattern sideways > /dev/null 2>&1";
   CHECK(std::system(line.c_str()) != 0);
 }
