@@ -64,6 +64,9 @@ struct MemoryController::Impl {
   struct Ref {
     Transaction* transaction;
     std::uint32_t sub;
+    // Bank model: its row is open in every bank it touches. Kept up to date as rows open and
+    // close, so FR-FCFS reads a flag per entry instead of the banks' state.
+    bool row_hit = false;
   };
   struct Channel {
     std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
@@ -303,6 +306,7 @@ struct MemoryController::Impl {
 
   void enqueue(int queue, const QueuedRequest& request, Ref ref, sc_core::sc_time now) {
     Channel& ch = channels[static_cast<std::size_t>(queue)];
+    if (banked) ref.row_hit = ch.timer->row_open(ref.transaction->subs[ref.sub].where);
     ch.queue.push_back(request);
     ch.refs.push_back(ref);
     if (is_write(request.op)) ++ch.writes;
@@ -329,9 +333,20 @@ struct MemoryController::Impl {
     sc_core::sc_time occupancy;
     sc_core::sc_time done;
     if (banked) {
+      const std::uint64_t refreshes = ch.timer->refreshes();
       const DramService service =
           ch.timer->serve(s.where, kind_of(transaction.op), transaction.arrival.value(),
                           now.value(), alu_latency.value());
+      // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
+      const bool refreshed = ch.timer->refreshes() != refreshes;
+      if (service.row_misses > 0 || refreshed) {
+        for (Ref& queued : ch.refs) {
+          const DramLocation& where = queued.transaction->subs[queued.sub].where;
+          if (refreshed || where.bank == s.where.bank) {
+            queued.row_hit = ch.timer->row_open(where);
+          }
+        }
+      }
       occupancy = sc_core::sc_time::from_value(service.bus_busy);
       ch.free_at = sc_core::sc_time::from_value(service.last_column);
       if (ch.free_at <= now) ch.free_at = now + sc_core::sc_time::from_value(1);  // progress
@@ -421,10 +436,7 @@ struct MemoryController::Impl {
       if (!allowed.allows(request.traffic_class)) continue;
       const int w = is_write(request.op) ? 1 : 0;
       if (!oldest[w]) oldest[w] = i;
-      if (frfcfs && !hit[w]) {
-        const Ref& ref = ch.refs[i];
-        if (ch.timer->row_open(ref.transaction->subs[ref.sub].where)) hit[w] = i;
-      }
+      if (frfcfs && !hit[w] && ch.refs[i].row_hit) hit[w] = i;
       if (w == wanted && (frfcfs ? hit[w] : oldest[w])) break;
     }
     const int first = ch.draining || !oldest[0] ? 1 : 0;
