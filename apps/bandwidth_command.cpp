@@ -52,9 +52,11 @@ std::vector<Phase> phases(const SystemConfig& config, const AddressMap& map) {
       {"hbm read, gpu0 local", pattern(local, 64 << 20, Op::Read, TrafficClass::Compute, 16), hbm},
       {"hbm write, gpu0 local", pattern(local, 64 << 20, Op::Write, TrafficClass::Compute, 16),
        hbm},
+      // An update moves its bytes twice: the simple model by nmc_update_occupancy, the bank
+      // model by a read and a write of the bank.
       {"hbm update (NMC add), gpu0 local",
        pattern(local, 64 << 20, Op::Update, TrafficClass::Communication, 16),
-       hbm / config.hbm.nmc_update_occupancy},
+       hbm / (config.hbm.model == HbmModel::Simple ? config.hbm.nmc_update_occupancy : 2.0)},
   };
   if (config.gpus > 1) {
     const std::uint64_t remote = map.hbm_base(1);

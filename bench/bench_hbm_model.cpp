@@ -43,8 +43,8 @@ int main(int argc, char* argv[]) {
   for (int i = 2; i < argc; ++i) extra += std::string(" ") + argv[i];
   // One scenario at a time (--jobs 1), so the wall time is the simulation's, not the machine's
   // spare cores'.
-  const std::string command = std::string(argv[1]) +
-                              " compare --jobs 1 --model t-nlg --sublayer fc2 --tp 8" + extra;
+  const std::string command =
+      std::string(argv[1]) + " compare --jobs 1 --model t-nlg --sublayer fc2 --tp 8" + extra;
   const Run simple = compare(command + " --set hbm.model=simple", "bench-hbm-simple.json");
   const Run bank = compare(command + " --set hbm.model=bank", "bench-hbm-bank.json");
 
@@ -58,8 +58,8 @@ int main(int argc, char* argv[]) {
       if (other["scenario"] != one["scenario"]) continue;
       const double a = one["time_ns"].get<double>() / 1e3;
       const double b = other["time_ns"].get<double>() / 1e3;
-      std::printf("  %-14s %14.1f %14.1f %10.3f\n",
-                  one["scenario"].get<std::string>().c_str(), a, b, b / a);
+      std::printf("  %-14s %14.1f %14.1f %10.3f\n", one["scenario"].get<std::string>().c_str(), a,
+                  b, b / a);
     }
   }
   return 0;
