@@ -130,6 +130,7 @@ struct MemoryController::Impl {
       }
     }
     channel_occupancy.assign(static_cast<std::size_t>(config.channels), {});
+    is_due.assign(channels.size(), 0);
     if (mode == SimMode::Functional) store.emplace();
     stats.channel_bytes.assign(static_cast<std::size_t>(config.channels), 0);
     stats.channel_busy_ns.assign(static_cast<std::size_t>(config.channels), 0.0);
@@ -486,22 +487,29 @@ struct MemoryController::Impl {
       arrivals.pop_back();
       for (std::uint32_t sub = 0; sub < transaction->subs.size(); ++sub) {
         arrive(*transaction, sub, now);
-        due.push_back(transaction->subs[sub].queue);
+        mark_due(transaction->subs[sub].queue);
       }
     }
     while (!wakeups.empty() && wakeups.front().first <= now) {
       std::pop_heap(wakeups.begin(), wakeups.end(), std::greater<>());
-      due.push_back(wakeups.back().second);
+      mark_due(wakeups.back().second);
       wakeups.pop_back();
     }
     // Channels a watcher held back are asked again at every activation (a watcher's space_event
     // is one of the method's triggers).
-    due.insert(due.end(), held.begin(), held.end());
+    for (int k : held) mark_due(k);
     held.clear();
     // Channel order keeps service deterministic and independent of how a channel became due.
-    std::sort(due.begin(), due.end());
-    due.erase(std::unique(due.begin(), due.end()), due.end());
-    for (int k : due) serve_channel(k, now);
+    // Many due (a wide access arrived): walk the flags in order rather than sort the list.
+    if (due.size() * 8 > channels.size()) {
+      for (std::size_t k = 0; k < channels.size(); ++k) {
+        if (is_due[k]) serve_channel(static_cast<int>(k), now);
+      }
+    } else {
+      std::sort(due.begin(), due.end());
+      for (int k : due) serve_channel(k, now);
+    }
+    for (int k : due) is_due[static_cast<std::size_t>(k)] = 0;
     std::optional<sc_core::sc_time> next;
     if (!wakeups.empty()) next = wakeups.front().first;
     if (!arrivals.empty() && (!next || arrivals.front().at < *next)) next = arrivals.front().at;
@@ -541,6 +549,12 @@ struct MemoryController::Impl {
     }
   }
 
+  void mark_due(int k) {
+    if (is_due[static_cast<std::size_t>(k)]) return;
+    is_due[static_cast<std::size_t>(k)] = 1;
+    due.push_back(k);
+  }
+
   std::size_t pending() const { return inside; }
 
   MemoryController& owner;
@@ -570,6 +584,7 @@ struct MemoryController::Impl {
   std::vector<Arrival> arrivals;                          // min-heap by arrival time
   std::vector<std::pair<sc_core::sc_time, int>> wakeups;  // min-heap: (time, channel) to serve
   std::vector<int> due;                  // channels to serve at this activation (scratch)
+  std::vector<char> is_due;              // per channel: already in `due`
   std::vector<int> held;                 // channels whose next request a watcher refused
   std::vector<MemoryWatchIf*> watchers;  // watch[0..n), cached at end of elaboration
   std::uint64_t watch_refusals = 0;      // admit() calls answered false
