@@ -248,6 +248,58 @@ std::uint64_t PseudoChannelTimer::column(int group, int index, bool write, std::
   return end;
 }
 
+// The bursts of one read or write entry: column() unrolled over the entry with the channel's
+// state in locals (the hot loop of the model). Same constraints, same order.
+void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uint64_t earliest,
+                                 DramService& service) {
+  const std::uint64_t latency = write ? t_.cwl : t_.cl;
+  std::uint64_t last_column = last_column_;
+  int last_group = last_column_group_;
+  std::uint64_t bus_free = bus_free_;
+  // Constraints from before the entry that its bursts all meet alike.
+  std::uint64_t floor = earliest;
+  if (write && any_read_) {
+    const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
+    if (data_from > floor + latency) floor = data_from - latency;
+  }
+  std::uint64_t at = 0;
+  std::uint64_t end = 0;
+  for (int i = 0; i < where.bursts; ++i) {
+    const int group = (where.first_burst + i) % bank_groups_;
+    Bank& b = bank(group, where.bank);
+    at = std::max(floor, write ? b.wr_ready : b.rd_ready);
+    if (last_group >= 0) {
+      at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
+    }
+    if (!write && last_write_group_ >= 0) {
+      at = std::max(at, last_write_end_ + (group == last_write_group_ ? t_.wtr_l : t_.wtr_s));
+    }
+    if (bus_free > at + latency) at = bus_free - latency;
+    end = at + latency + t_.burst;
+    bus_free = end;
+    last_column = at;
+    last_group = group;
+    if (write) {
+      b.pre_ready = std::max(b.pre_ready, end + t_.wr);
+      last_write_end_ = end;
+      last_write_group_ = group;
+    } else {
+      b.pre_ready = std::max(b.pre_ready, at + t_.rtp);
+    }
+  }
+  if (where.bursts == 0) return;
+  if (!write) {
+    last_read_ = at;
+    any_read_ = true;
+  }
+  last_column_ = last_column;
+  last_column_group_ = last_group;
+  bus_free_ = bus_free;
+  service.bus_busy += static_cast<std::uint64_t>(where.bursts) * t_.burst;
+  service.data_end = std::max(service.data_end, end);
+  service.last_column = std::max(service.last_column, at);
+}
+
 DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std::uint64_t arrival,
                                       std::uint64_t now, std::uint64_t alu) {
   refresh_until(now);
@@ -263,9 +315,7 @@ DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std:
   }
   const auto group_of = [&](int i) { return (where.first_burst + i) % bank_groups_; };
   if (kind != Kind::Update) {
-    for (int i = 0; i < where.bursts; ++i) {
-      column(group_of(i), where.bank, kind == Kind::Write, now, service);
-    }
+    columns(where, kind == Kind::Write, now, service);
     return service;
   }
   // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write

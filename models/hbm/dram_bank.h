@@ -100,6 +100,7 @@ class PseudoChannelTimer {
                 DramService& service);
   std::uint64_t column(int bank_group, int bank, bool write, std::uint64_t earliest,
                        DramService& service);
+  void columns(const DramLocation& where, bool write, std::uint64_t earliest, DramService& service);
   Bank& bank(int group, int index) {
     return banks_[static_cast<std::size_t>(group * banks_per_group_ + index)];
   }
