@@ -62,39 +62,104 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            kMaxU64});
 
   auto& h = c.hbm;
+  visit_enum(v, "hbm.model", h.model, std::array{"bank", "simple"},
+             "bank: bank groups, banks, open rows, DRAM command timing and refresh per "
+             "pseudo-channel under FR-FCFS; simple: a bandwidth pipe per channel with a fixed "
+             "latency (hbm.latency_ns, hbm.nmc_update_occupancy)");
   v.visit("hbm.capacity_bytes", h.capacity_bytes, {"byte", "HBM capacity per GPU", 4096, kMaxU64});
   v.visit("hbm.channels", h.channels, {"", "independent (pseudo-)channels per GPU", 1, 1024});
   v.visit("hbm.bandwidth_GBps", h.bandwidth_GBps,
-          {"GB/s", "aggregate peak bandwidth of all channels (1 GB = 1e9 B)", 1e-3, 1e6});
+          {"GB/s",
+           "aggregate peak bandwidth of all channels (1 GB = 1e9 B); for hbm.model = bank it "
+           "sets the data rate per pin (bandwidth / (channels x pseudo_channels x bus_bits / 8))",
+           1e-3, 1e6});
   v.visit("hbm.interleave_bytes", h.interleave_bytes,
           {"byte", "address interleaving granule across channels (power of two)", 32, 1 << 24});
   v.visit("hbm.latency_ns", h.latency_ns,
-          {"ns", "unloaded access latency, before the data transfer", 0, 1e6});
+          {"ns", "simple model: unloaded access latency, before the data transfer", 0, 1e6});
   v.visit("hbm.queue_depth", h.queue_depth,
           {"", "request-queue entries per channel; a full queue back-pressures", 1, 1 << 20});
   visit_enum(v, "hbm.arbitration", h.arbitration, std::array{"fcfs", "priority", "mca"},
              "order in which a channel serves its queue");
   visit_enum(v, "hbm.priority_class", h.priority_class, std::array{"compute", "communication"},
              "traffic class served first by the priority policy");
-  v.visit(
-      "hbm.nmc_update_occupancy", h.nmc_update_occupancy,
-      {"", "channel time of a near-memory update relative to a write of the same size", 1, 100});
+  v.visit("hbm.nmc_update_occupancy", h.nmc_update_occupancy,
+          {"",
+           "simple model: channel time of a near-memory update relative to a write of the same "
+           "size (the bank model reads and writes the bank instead)",
+           1, 100});
   v.visit("hbm.nmc_alu_latency_ns", h.nmc_alu_latency_ns,
           {"ns", "near-bank adder latency added to an update", 0, 1e6});
 
   v.visit("hbm.mca.threshold", h.mca.threshold,
           {"",
-           "MCA: with only communication queued, it is served only while fewer compute "
-           "requests than this arrived at the channel in the last window_ns; 0 derives it "
-           "as half the compute arrivals of the first window (the first stage's intensity)",
+           "MCA: communication is held back while this many compute requests or more are "
+           "queued at a queue (channel, or pseudo-channel for hbm.model = bank); 0 derives it "
+           "as the mean compute occupancy of the first window (the first stage's memory "
+           "intensity), rounded up, at least 1",
            0, 1 << 20});
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
-          {"ns", "MCA: a communication request waiting this long is served regardless", 0, 1e9});
+          {"ns",
+           "MCA: after the gate has held communication back this long without a break, the "
+           "oldest communication request is served regardless",
+           0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
           {"ns",
-           "MCA: length of the first-stage window and of the sliding window of compute "
-           "arrivals",
+           "MCA: length of the first-stage window the threshold is derived from, from the "
+           "first compute request a queue sees",
            1, 1e9});
+
+  auto& b = h.bank;
+  v.visit("hbm.bank.pseudo_channels", b.pseudo_channels,
+          {"", "pseudo-channels per channel, each with its own data bus, banks and queue", 1, 16});
+  v.visit("hbm.bank.bus_bits", b.bus_bits, {"bit", "data bus width of a pseudo-channel", 8, 1024});
+  v.visit("hbm.bank.burst_length", b.burst_length,
+          {"beat", "data beats per column command", 1, 64});
+  v.visit("hbm.bank.bank_groups", b.bank_groups,
+          {"", "bank groups per pseudo-channel; bursts of a granule alternate over them", 1, 64});
+  v.visit("hbm.bank.banks_per_group", b.banks_per_group, {"", "banks in a bank group", 1, 64});
+  v.visit("hbm.bank.page_bytes", b.page_bytes,
+          {"byte", "row (page) size of one bank", 32, 1 << 20});
+  v.visit("hbm.bank.address_map", b.address_map,
+          {"",
+           "address fields above the interleave granule, most significant first, each once: "
+           "row, bank, column, pseudochannel, channel (within a granule, bursts alternate "
+           "bank groups, then columns)",
+           0, 0});
+  visit_enum(v, "hbm.bank.scheduler", b.scheduler, std::array{"frfcfs", "fcfs"},
+             "order among the requests the arbitration policy allows: frfcfs serves row hits "
+             "first, then the oldest; fcfs the oldest");
+  v.visit("hbm.bank.write_high", b.write_high,
+          {"", "write drain starts when writes and updates fill this fraction of a queue", 0, 1});
+  v.visit("hbm.bank.write_low", b.write_low,
+          {"", "write drain stops when writes and updates fall to this fraction of a queue", 0, 1});
+  v.visit(
+      "hbm.bank.controller_latency_ns", b.controller_latency_ns,
+      {"ns", "controller, PHY and return-path latency added to the DRAM command timing", 0, 1e6});
+  auto& t = b.timing;
+  const auto timing = [&](const char* key, double& value, const char* doc) {
+    v.visit(std::string("hbm.bank.timing.") + key, value, {"ns", doc, 0, 1e6});
+  };
+  timing("cl_ns", t.cl_ns, "CL: read command to first data");
+  timing("cwl_ns", t.cwl_ns, "CWL: write command to first data");
+  timing("rcd_rd_ns", t.rcd_rd_ns, "tRCD: activate to read command");
+  timing("rcd_wr_ns", t.rcd_wr_ns, "tRCD: activate to write command");
+  timing("rp_ns", t.rp_ns, "tRP: precharge to activate");
+  timing("ras_ns", t.ras_ns, "tRAS: activate to precharge");
+  timing("rc_ns", t.rc_ns, "tRC: activate to activate in one bank");
+  timing("ccd_s_ns", t.ccd_s_ns, "tCCD_S: column to column, different bank groups");
+  timing("ccd_l_ns", t.ccd_l_ns, "tCCD_L: column to column, same bank group");
+  timing("rrd_s_ns", t.rrd_s_ns, "tRRD_S: activate to activate, different bank groups");
+  timing("rrd_l_ns", t.rrd_l_ns, "tRRD_L: activate to activate, same bank group");
+  timing("faw_ns", t.faw_ns, "tFAW: window in which at most four activates issue");
+  timing("wtr_s_ns", t.wtr_s_ns, "tWTR_S: end of write data to read, different bank groups");
+  timing("wtr_l_ns", t.wtr_l_ns, "tWTR_L: end of write data to read, same bank group");
+  timing("rtw_gap_ns", t.rtw_gap_ns,
+         "read-to-write bus turnaround: end of read data to start of write data");
+  timing("wr_ns", t.wr_ns, "tWR: end of write data to precharge");
+  timing("rtp_ns", t.rtp_ns, "tRTP: read to precharge");
+  timing("refi_ns", t.refi_ns, "tREFI: refresh interval (0: no refresh)");
+  timing("rfc_ns", t.rfc_ns, "tRFC: all-bank refresh cycle time");
 
   auto& l = c.link;
   v.visit("link.bandwidth_GBps", l.bandwidth_GBps,

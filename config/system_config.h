@@ -21,6 +21,11 @@ enum class Symmetry { None, Rotational };
 enum class Arbitration { Fcfs, Priority, Mca };
 enum class TopologyKind { Ring, FullyConnected, Switch };
 enum class PriorityClass { Compute, Communication };
+// bank: banks, rows, command timing and refresh per pseudo-channel; simple: a bandwidth pipe per
+// channel with a fixed latency (kept for comparison).
+enum class HbmModel { Bank, Simple };
+// frfcfs: row hits first, then oldest; fcfs: oldest first (both beneath the arbitration policy).
+enum class BankScheduler { FrFcfs, Fcfs };
 // T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1; ascending is GPU0 -> GPU1.
 enum class RingDirection { Descending, Ascending };
 // How T3's fused reduce-scatter (and the DMA + NMC one of ideal-rs-nmc) reach a chunk's owner:
@@ -46,12 +51,54 @@ struct AddressMapConfig {
 };
 
 struct McaConfig {
-  std::int64_t threshold = 0;     // comm issues only below this queue occupancy; 0 = derive
+  std::int64_t threshold = 0;     // comm held back at this compute occupancy; 0 = derive
   double starvation_ns = 2000.0;  // longest a communication request waits
   double window_ns = 5000.0;      // first-stage window the threshold is derived from
 };
 
+// DRAM command timing of the bank model, in ns. Defaults: Ramulator2's HBM2 2000 Mbps table (tCK =
+// 1 ns, so its cycle counts are ns), docs/calibration.md. The core timings stay fixed in ns when
+// hbm.bandwidth_GBps changes the data rate; the burst's bus time follows the data rate.
+struct DramTimingConfig {
+  double cl_ns = 14;      // read command to first data
+  double cwl_ns = 5;      // write command to first data
+  double rcd_rd_ns = 14;  // activate to read
+  double rcd_wr_ns = 12;  // activate to write
+  double rp_ns = 14;      // precharge to activate
+  double ras_ns = 34;     // activate to precharge
+  double rc_ns = 48;      // activate to activate, same bank
+  double ccd_s_ns = 2;    // column to column, different bank group
+  double ccd_l_ns = 4;    // column to column, same bank group
+  double rrd_s_ns = 4;    // activate to activate, different bank group
+  double rrd_l_ns = 4;    // activate to activate, same bank group
+  double faw_ns = 15;     // window holding at most four activates
+  double wtr_s_ns = 6;    // end of write data to read, different bank group
+  double wtr_l_ns = 8;    // end of write data to read, same bank group
+  double rtw_gap_ns = 2;  // bus turnaround: read data end to write data start
+  double wr_ns = 16;      // end of write data to precharge (write recovery)
+  double rtp_ns = 5;      // read to precharge
+  double refi_ns = 3900;  // refresh interval
+  double rfc_ns = 350;    // refresh cycle time (8 Gb die)
+};
+
+struct BankConfig {
+  std::int64_t pseudo_channels = 2;  // per channel, each with its own data bus and banks
+  std::int64_t bus_bits = 64;        // data bus of one pseudo-channel
+  std::int64_t burst_length = 4;     // beats per column command (BL4: 32 B on 64 bits)
+  std::int64_t bank_groups = 4;      // per pseudo-channel
+  std::int64_t banks_per_group = 4;
+  std::int64_t page_bytes = 1024;  // row size of one bank
+  // Order of the address fields above the interleave granule, most significant first.
+  std::string address_map = "row,bank,column,pseudochannel,channel";
+  BankScheduler scheduler = BankScheduler::FrFcfs;
+  double write_high = 0.8;  // write drain starts when writes fill this fraction of the queue
+  double write_low = 0.2;   // and stops when they fall to this fraction
+  double controller_latency_ns = 70;  // controller, PHY and return path, beside the DRAM timing
+  DramTimingConfig timing;
+};
+
 struct HbmConfig {
+  HbmModel model = HbmModel::Bank;
   std::uint64_t capacity_bytes = 32ull << 30;
   std::int64_t channels = 32;
   double bandwidth_GBps = 1000.0;  // aggregate over all channels, 1 GB = 1e9 bytes
@@ -63,6 +110,7 @@ struct HbmConfig {
   double nmc_update_occupancy = 2.0;  // bank time of an update relative to a write of its size
   double nmc_alu_latency_ns = 4.0;
   McaConfig mca;
+  BankConfig bank;
 };
 
 struct LinkConfig {

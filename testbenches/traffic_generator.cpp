@@ -69,7 +69,9 @@ void TrafficGenerator::stream(std::size_t p, std::uint64_t& next_offset, int& ac
     const auto bytes = static_cast<std::size_t>(
         std::min<std::uint64_t>(pattern.transaction_bytes, pattern.bytes - offset));
     next_offset += bytes;
-    const std::uint64_t address = pattern.address + offset;
+    const std::uint64_t address =
+        pattern.address_of ? pattern.address_of(offset) : pattern.address + offset;
+    if (pattern.op_of) extension.op = pattern.op_of(offset);
     tlm::tlm_generic_payload* payload = make_payload(pool_, address, bytes, extension);
     if (extension.op != Op::Read) {
       if (pattern.fill) {

@@ -23,6 +23,10 @@ struct TrafficPattern {
   int streams = 1;        // transactions in flight at once
   // Functional mode: fills write/update data of the transaction at `address` (else zeros).
   std::function<void(std::uint64_t address, unsigned char* data, std::size_t bytes)> fill;
+  // Optional: the address and op of the transaction at `offset` (its place in the pattern's
+  // bytes); by default address + offset and extension.op. Random and mixed traffic set these.
+  std::function<std::uint64_t(std::uint64_t offset)> address_of;
+  std::function<Op(std::uint64_t offset)> op_of;
 };
 
 struct TrafficResult {

@@ -1,6 +1,7 @@
 #include "models/hbm/arbitration.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <utility>
 
@@ -19,6 +20,19 @@ std::optional<std::size_t> PriorityPolicy::pick(const std::deque<QueuedRequest>&
   return 0;
 }
 
+Admissible PriorityPolicy::admissible(const std::deque<QueuedRequest>& queue,
+                                      sc_core::sc_time /*now*/) {
+  Admissible allowed;
+  for (const QueuedRequest& request : queue) {
+    if (request.traffic_class == favoured_) {
+      allowed.compute = favoured_ == TrafficClass::Compute;
+      allowed.communication = !allowed.compute;
+      break;
+    }
+  }
+  return allowed;
+}
+
 McaPolicy::McaPolicy(const McaConfig& config)
     : starvation_(config.starvation_ns, sc_core::SC_NS), window_(config.window_ns, sc_core::SC_NS) {
   if (config.threshold < 0) throw ConfigError("hbm.mca.threshold: must not be negative");
@@ -30,119 +44,94 @@ McaPolicy::McaPolicy(const McaConfig& config)
   stats_.derived = config.threshold == 0;
 }
 
-// Records the compute arrivals among requests not seen at the previous pick(), slides the window
-// to end at `now`, and closes the first window when its time has come.
-void McaPolicy::observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) {
-  // Compute arrivals at or before this instant have left the window (now - window_, now].
-  const bool window_started = now >= window_;
-  const sc_core::sc_time window_start = window_started ? now - window_ : sc_core::SC_ZERO_TIME;
-  const auto in_window = [&](sc_core::sc_time arrival) {
-    return !window_started || arrival > window_start;
-  };
-
-  // Requests enter a channel's queue in sequence order (an arrival, or the oldest back-pressured
-  // request when an entry frees), so the ones not seen at an earlier pick are the queue's suffix
-  // past the highest sequence seen so far.
-  auto first_new = queue.end();
-  while (first_new != queue.begin() &&
-         (!last_seen_ || std::prev(first_new)->sequence > *last_seen_)) {
-    --first_new;
-  }
-  for (auto it = first_new; it != queue.end(); ++it) {
-    const QueuedRequest& request = *it;
-    // Arrivals seen in sequence order never went back in time so far: see pick().
-    if (newest_arrival_ && request.arrival < *newest_arrival_) arrivals_ordered_ = false;
-    newest_arrival_ = request.arrival;
-    if (request.traffic_class != TrafficClass::Compute) continue;
-    // A new compute arrival. Arrivals are nearly always seen in time order; insert in order.
-    if (in_window(request.arrival)) {
-      if (recent_.empty() || !(request.arrival < recent_.back())) {
-        recent_.push_back(request.arrival);
-      } else {
-        recent_.insert(std::upper_bound(recent_.begin(), recent_.end(), request.arrival),
-                       request.arrival);
+McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
+                                      sc_core::sc_time now) {
+  Decision d;
+  std::int64_t queued_compute = 0;
+  std::optional<std::pair<sc_core::sc_time, std::uint64_t>> compute_key, communication_key;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const QueuedRequest& request = queue[i];
+    const bool is_compute = request.traffic_class == TrafficClass::Compute;
+    if (is_compute) {
+      ++queued_compute;
+      if (!first_arrival_ || request.arrival < *first_arrival_) {
+        if (stats_.derived && !threshold_known()) first_arrival_ = request.arrival;
       }
     }
-    if (stats_.derived && !threshold_known()) {
-      first_.push_back(request.arrival);
-      if (!first_arrival_ || request.arrival < *first_arrival_) first_arrival_ = request.arrival;
+    auto& key = is_compute ? compute_key : communication_key;
+    const std::pair<sc_core::sc_time, std::uint64_t> age{request.arrival, request.sequence};
+    if (!key || age < *key) {
+      key = age;
+      (is_compute ? d.compute : d.communication) = i;
     }
   }
-  if (!queue.empty()) last_seen_ = std::max(last_seen_.value_or(0), queue.back().sequence);
-
-  while (!recent_.empty() && !in_window(recent_.front())) recent_.pop_front();
-
-  // The first stage's memory intensity: compute arrivals in [t0, t0 + window).
-  if (stats_.derived && !threshold_known() && first_arrival_ && now >= *first_arrival_ + window_) {
-    const sc_core::sc_time end = *first_arrival_ + window_;
-    const auto n = static_cast<std::uint64_t>(
-        std::count_if(first_.begin(), first_.end(), [&](sc_core::sc_time a) { return a < end; }));
-    stats_.first_window_compute_arrivals = n;
-    stats_.threshold = std::max<std::int64_t>(1, static_cast<std::int64_t>((n + 1) / 2));
-    first_.clear();
-    first_.shrink_to_fit();
+  // The first stage's compute occupancy, sampled at its picks; fixed when the window closes.
+  if (stats_.derived && !threshold_known() && first_arrival_) {
+    if (now < *first_arrival_ + window_) {
+      first_window_sum_ += static_cast<double>(queued_compute);
+      ++stats_.first_window_picks;
+    } else {
+      const double mean = stats_.first_window_picks > 0
+                              ? first_window_sum_ / static_cast<double>(stats_.first_window_picks)
+                              : 0.0;
+      stats_.first_window_mean_occupancy = mean;
+      stats_.threshold = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(mean)));
+    }
   }
+  d.gate_shut = threshold_known() && queued_compute >= stats_.threshold;
+  // Starvation counts the time the gate has held communication back without a break, not the
+  // time since arrival: queueing that any order would cost (a long queue at low bandwidth) is
+  // not MCA's doing, and counting it would hand every communication request priority there.
+  if (d.communication && d.gate_shut && d.compute) {
+    if (!shut_since_) shut_since_ = now;
+    if (now - *shut_since_ >= starvation_) {
+      d.starved = true;
+      shut_since_ = now;  // the next one may be held back for another starvation_ns
+    } else {
+      ++stats_.held_back;
+    }
+  } else {
+    shut_since_.reset();
+  }
+  return d;
 }
 
 std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queue,
                                            sc_core::sc_time now) {
-  observe(queue, now);
-  retry_ = sc_core::SC_ZERO_TIME;
   if (queue.empty()) return std::nullopt;  // not called so by the controller
-
-  std::optional<std::size_t> compute;        // oldest compute request
-  std::optional<std::size_t> communication;  // oldest communication request
-  std::size_t i = 0;
-  if (arrivals_ordered_) {
-    // The queue is in sequence order, and so far in arrival order too (the controller admits
-    // arrivals in time order): the first request of a class is its oldest.
-    for (auto it = queue.begin(); it != queue.end() && !(compute && communication); ++it, ++i) {
-      auto& oldest = it->traffic_class == TrafficClass::Compute ? compute : communication;
-      if (!oldest) oldest = i;
-    }
-  } else {
-    std::optional<std::pair<sc_core::sc_time, std::uint64_t>> compute_key, communication_key;
-    for (auto it = queue.begin(); it != queue.end(); ++it, ++i) {
-      const bool is_compute = it->traffic_class == TrafficClass::Compute;
-      auto& key = is_compute ? compute_key : communication_key;
-      const std::pair<sc_core::sc_time, std::uint64_t> age{it->arrival, it->sequence};
-      if (!key || age < *key) {
-        key = age;
-        (is_compute ? compute : communication) = i;
-      }
-    }
+  const Decision d = decide(queue, now);
+  std::optional<std::size_t> chosen;
+  if (d.starved) {  // rule 1
+    ++stats_.starvation_overrides;
+    chosen = d.communication;
+  } else if (d.gate_shut || !d.communication) {  // rule 2 (or nothing else queued)
+    chosen = d.compute;
+  } else if (!d.compute) {
+    chosen = d.communication;
+  } else {  // rule 3: the oldest of the two
+    const QueuedRequest& a = queue[*d.compute];
+    const QueuedRequest& b = queue[*d.communication];
+    const bool compute_older =
+        a.arrival != b.arrival ? a.arrival < b.arrival : a.sequence < b.sequence;
+    chosen = compute_older ? d.compute : d.communication;
   }
+  ++(queue[*chosen].traffic_class == TrafficClass::Compute ? stats_.compute_served
+                                                           : stats_.communication_served);
+  return chosen;
+}
 
-  // The gate of rule 3: may communication go when no compute is queued?
-  const bool gate_open =
-      !threshold_known() || static_cast<std::int64_t>(recent_.size()) < stats_.threshold;
-
-  if (communication) {
-    const sc_core::sc_time arrival = queue[*communication].arrival;
-    const sc_core::sc_time waited = now > arrival ? now - arrival : sc_core::SC_ZERO_TIME;
-    if (waited >= starvation_) {  // rule 1
-      if (compute || !gate_open) ++stats_.starvation_overrides;
-      ++stats_.communication_served;
-      return communication;
-    }
-  }
-  if (compute) {  // rule 2
-    ++stats_.compute_served;
-    return compute;
-  }
-  if (gate_open) {  // rule 3, communication goes (queue is never empty: communication is set)
+Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) {
+  Admissible allowed;
+  if (queue.empty()) return allowed;
+  const Decision d = decide(queue, now);
+  if (d.starved) {
+    ++stats_.starvation_overrides;
+    allowed.forced = d.communication;
     ++stats_.communication_served;
-    return communication;
+  } else if (d.gate_shut) {
+    allowed.communication = false;
   }
-  // Rule 3, declined. Both candidate times lie strictly after now: c is not starved, and every
-  // entry of recent_ arrived after now - window_.
-  ++stats_.declines;
-  const std::size_t must_age =
-      recent_.size() - static_cast<std::size_t>(stats_.threshold) + 1;  // >= 1
-  const sc_core::sc_time gate_opens = recent_[must_age - 1] + window_;
-  const sc_core::sc_time starves = queue[*communication].arrival + starvation_;
-  retry_ = std::min(gate_opens, starves) - now;
-  return std::nullopt;
+  return allowed;
 }
 
 std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config) {

@@ -23,10 +23,26 @@ struct QueuedRequest {
   std::uint32_t bytes;
 };
 
+// What a policy lets the bank scheduler (FR-FCFS beneath every policy) choose from: one forced
+// entry, or the entries of the allowed traffic classes; nothing allowed declines, like a nullopt
+// pick().
+struct Admissible {
+  std::optional<std::size_t> forced;
+  bool compute = true;
+  bool communication = true;
+  bool allows(TrafficClass traffic_class) const {
+    return traffic_class == TrafficClass::Compute ? compute : communication;
+  }
+  bool none() const { return !forced && !compute && !communication; }
+};
+
 class ArbitrationPolicy {
  public:
   virtual ~ArbitrationPolicy() = default;
   virtual const char* name() const = 0;
+  // The bank model's question (the simple model asks pick()): which queued requests may go now.
+  // Same contract on `queue`, `now` and retry_after() as pick().
+  virtual Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) = 0;
   // Index into `queue` (arrival order, never empty) of the request to serve now; nullopt leaves
   // the channel idle until the next arrival or until retry_after() has passed.
   virtual std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
@@ -42,6 +58,7 @@ class FcfsPolicy : public ArbitrationPolicy {
   const char* name() const override { return "fcfs"; }
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
+  Admissible admissible(const std::deque<QueuedRequest>&, sc_core::sc_time) override { return {}; }
 };
 
 // Serves the oldest request of the favoured traffic class, then the oldest of the other.
@@ -51,6 +68,8 @@ class PriorityPolicy : public ArbitrationPolicy {
   const char* name() const override { return "priority"; }
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
+  // The favoured class while any of it is queued, else everything.
+  Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) override;
 
  private:
   TrafficClass favoured_;
@@ -58,49 +77,43 @@ class PriorityPolicy : public ArbitrationPolicy {
 
 // What an MCA policy has decided so far, for tests and statistics.
 struct McaStats {
-  // Threshold in force: compute arrivals in the last window at or above which communication is
-  // held back. 0 while it is still being derived (first window not closed yet).
+  // Threshold in force: queued compute requests at or above which communication is held back.
+  // 0 while it is still being derived (first window not closed yet).
   std::int64_t threshold = 0;
   bool derived = false;  // the threshold came from the first window (hbm.mca.threshold = 0)
-  std::uint64_t first_window_compute_arrivals = 0;  // the first stage's count (derived only)
-  std::uint64_t declines = 0;              // pick() returned nullopt: only communication queued,
-                                           // none starved, compute intensity at/above threshold
-  std::uint64_t starvation_overrides = 0;  // a starved communication request was served when the
-                                           // rule without starvation would not have served it
+  double first_window_mean_occupancy = 0;  // compute requests queued, mean over its picks
+  std::uint64_t first_window_picks = 0;
+  std::uint64_t held_back = 0;  // picks at which communication was queued and the gate was shut
+  std::uint64_t starvation_overrides = 0;  // communication served after starvation_ns held back
   std::uint64_t compute_served = 0;
   std::uint64_t communication_served = 0;
 };
 
 // Communication-aware memory-controller arbitration (T3, ASPLOS '24, section "MCA"): compute
-// first, communication only while the running kernel's memory intensity is low, and a starvation
-// limit on how long communication waits. The rule, applied at every pick() in this order:
+// first while the memory is busy with it, communication only while the DRAM queue's compute
+// occupancy is below a threshold derived from the first stage's memory intensity, and a
+// starvation limit. The rule, applied at every pick() in this order:
 //
 //  1. Starvation. Let c be the oldest queued communication request (smallest arrival time, ties
-//     by sequence). If now - c.arrival >= starvation_ns, serve c, whatever else is queued.
-//  2. Compute priority. Otherwise, if any compute request is queued, serve the oldest one.
-//  3. Communication gate. Otherwise (only communication queued, none starved):
-//     - threshold not known yet (derived mode, first window still open, or no compute seen yet):
-//       serve c (the priority policy's behaviour);
-//     - else serve c iff the number of compute requests that arrived at this channel in
-//       (now - window_ns, now] is below the threshold; if not, decline, with retry_after() the
-//       exact time until the decision can change without a new arrival: the earlier of c
-//       reaching the starvation limit and enough of the window's compute arrivals ageing out
-//       for the count to drop below the threshold. (A new arrival makes the controller ask again
-//       anyway, so no polling is needed.)
+//     by sequence). If the gate (rule 2) has held communication back at every pick for the last
+//     starvation_ns, serve c and start that clock again. The limit bounds the delay MCA adds,
+//     not a request's queueing: at low bandwidth a queue alone can take longer than the limit,
+//     and counting that would give communication priority over compute.
+//  2. Gate. Let q be the compute requests queued now. If the threshold is known and q >= it,
+//     communication is held back: serve the oldest compute request.
+//  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
+//     chooses among all of them (admissible()).
+//
+// The policy is work-conserving: with only communication queued, q = 0 is below any threshold, so
+// a channel never idles while requests wait (holding communication back while the channel is
+// idle would only delay it, not speed compute).
 //
 // Threshold: hbm.mca.threshold if > 0. If 0 it is derived from the first stage: the first
 // window is [t0, t0 + window_ns) with t0 the arrival of the first compute request seen at this
-// channel; with n the compute arrivals in it, threshold = max(1, ceil(n / 2)), fixed at the first
-// pick() at or after t0 + window_ns. So communication goes when compute pressure has fallen below
-// half the first stage's.
-//
-// The policy sees arrivals only through the queues it is shown. Requests enter a queue in
-// sequence order, so a request with a sequence above every one seen before is new and, if
-// compute, its arrival time (not the time it is seen) is recorded. Every request the controller
-// serves was in a queue shown to pick(), so the count is exact, except for requests held back by a
-// full queue (back-pressure), which are counted only once they enter it (and missed by the first
-// window if they enter it after the window closed). `now` must not decrease between calls; one
-// instance serves one channel.
+// queue; the threshold is max(1, ceil(m)) with m the mean of q over the picks in that window (the
+// first stage's compute queue occupancy), fixed at the first pick at or after t0 + window_ns.
+// Until then the gate is open. `now` must not decrease between calls; one instance serves one
+// queue.
 class McaPolicy : public ArbitrationPolicy {
  public:
   // Throws ConfigError naming hbm.mca.* for a negative threshold or starvation limit, or a
@@ -109,25 +122,27 @@ class McaPolicy : public ArbitrationPolicy {
   const char* name() const override { return "mca"; }
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
-  sc_core::sc_time retry_after() const override { return retry_; }
+  Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) override;
 
   const McaStats& stats() const { return stats_; }
-  // Compute arrivals recorded in (now - window_ns, now], as of the last pick().
-  std::size_t window_compute_arrivals() const { return recent_.size(); }
 
  private:
-  void observe(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
+  // The decision shared by pick() and admissible(): oldest of each class and whether the gate
+  // holds communication back.
+  struct Decision {
+    std::optional<std::size_t> compute;        // oldest compute request
+    std::optional<std::size_t> communication;  // oldest communication request
+    bool starved = false;                      // rule 1 applies to `communication`
+    bool gate_shut = false;                    // rule 2 applies
+  };
+  Decision decide(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
   bool threshold_known() const { return stats_.threshold > 0; }
 
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
-  std::optional<std::uint64_t> last_seen_;          // highest sequence seen in a queue so far
-  std::optional<sc_core::sc_time> newest_arrival_;  // arrival of that request
-  bool arrivals_ordered_ = true;  // every request seen arrived no earlier than the one before
-  std::deque<sc_core::sc_time> recent_;  // compute arrivals in the sliding window, ascending
-  std::vector<sc_core::sc_time> first_;  // compute arrivals while the first window is open
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
-  sc_core::sc_time retry_ = sc_core::SC_ZERO_TIME;
+  std::optional<sc_core::sc_time> shut_since_;     // gate shut on waiting communication since
+  double first_window_sum_ = 0;                    // q summed over the first window's picks
   McaStats stats_;
 };
 

@@ -1,5 +1,7 @@
 #include "models/hbm/memory_controller.h"
 
+#include "models/hbm/dram_bank.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -25,13 +27,21 @@ int index(TrafficClass traffic_class) {
   return static_cast<int>(traffic_class);
 }
 
-// One granule run of a transaction: the part that one channel serves as one queue entry.
+// One granule run of a transaction: the part that one queue serves as one entry. The simple model
+// has a queue per channel; the bank model one per pseudo-channel, and an entry never leaves one
+// interleave granule (so one bank index and row in each bank group).
 struct SubRequest {
   std::uint64_t offset;  // in the window
   std::uint32_t bytes;
   std::uint32_t data_offset;  // into the payload's data buffer
   int channel;
+  int queue;           // index of the queue that serves it
+  DramLocation where;  // bank model only
 };
+
+bool is_write(Op op) {
+  return op != Op::Read;  // an update ends in a write: it drains with the writes
+}
 
 }  // namespace
 
@@ -54,6 +64,9 @@ struct MemoryController::Impl {
   struct Ref {
     Transaction* transaction;
     std::uint32_t sub;
+    // Bank model: its row is open in every bank it touches. Kept up to date as rows open and
+    // close, so FR-FCFS reads a flag per entry instead of the banks' state.
+    bool row_hit = false;
   };
   struct Channel {
     std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
@@ -64,6 +77,11 @@ struct MemoryController::Impl {
     std::optional<sc_core::sc_time> scheduled;  // the wake-up booked in `wakeups`, if any
     std::array<int, kTrafficClasses> occupancy{};
     std::unique_ptr<ArbitrationPolicy> policy;
+    // Bank model: the pseudo-channel's DRAM state, and its write drain.
+    std::unique_ptr<PseudoChannelTimer> timer;
+    int channel = 0;        // the channel this queue belongs to
+    int writes = 0;         // writes and updates queued
+    bool draining = false;  // serving writes first, between the watermarks
   };
   struct Arrival {
     sc_core::sc_time at;
@@ -87,11 +105,35 @@ struct MemoryController::Impl {
     resolution_ns = resolution_s * 1e9;
     latency = sc_core::sc_time(config.latency_ns, sc_core::SC_NS);
     alu_latency = sc_core::sc_time(config.nmc_alu_latency_ns, sc_core::SC_NS);
-    channels.resize(static_cast<std::size_t>(config.channels));
-    for (auto& channel : channels) channel.policy = make_policy(config);
+    banked = config.model == HbmModel::Bank;
+    const std::int64_t per_channel = banked ? config.bank.pseudo_channels : 1;
+    channels.resize(static_cast<std::size_t>(config.channels * per_channel));
+    const double units_per_ns = 1e-9 / resolution_s;
+    if (banked) {
+      dram_map.emplace(config);
+      controller_latency = sc_core::sc_time(config.bank.controller_latency_ns, sc_core::SC_NS);
+      write_high =
+          std::max(1, static_cast<int>(std::ceil(config.bank.write_high *
+                                                 static_cast<double>(config.queue_depth))));
+      write_low = static_cast<int>(
+          std::floor(config.bank.write_low * static_cast<double>(config.queue_depth)));
+    }
+    for (std::size_t q = 0; q < channels.size(); ++q) {
+      Channel& ch = channels[q];
+      ch.policy = make_policy(config);
+      ch.channel = static_cast<int>(q / static_cast<std::size_t>(per_channel));
+      if (banked) {
+        // Every pseudo-channel refreshes at the same instants: an access spans many of them (a
+        // 16 KiB request touches 64), so staggered refreshes would hold nearly every wide access
+        // behind one; aligned ones cost each access at most one.
+        ch.timer = std::make_unique<PseudoChannelTimer>(config, units_per_ns, 0);
+      }
+    }
+    channel_occupancy.assign(static_cast<std::size_t>(config.channels), {});
+    is_due.assign(channels.size(), 0);
     if (mode == SimMode::Functional) store.emplace();
-    stats.channel_bytes.assign(channels.size(), 0);
-    stats.channel_busy_ns.assign(channels.size(), 0.0);
+    stats.channel_bytes.assign(static_cast<std::size_t>(config.channels), 0);
+    stats.channel_busy_ns.assign(static_cast<std::size_t>(config.channels), 0.0);
   }
 
   // Data-bus time of `bytes` on one channel, scaled for updates.
@@ -183,21 +225,26 @@ struct MemoryController::Impl {
     return transaction;
   }
 
-  // Cuts [offset, offset + length) at interleave granules into sub-requests, one per run of
-  // granules on the same channel.
+  // Cuts [offset, offset + length) at interleave granules into sub-requests: for the simple
+  // model one per run of granules on the same channel, for the bank model one per granule.
   void split(Transaction& transaction, std::uint64_t offset, std::uint64_t length) {
     const auto granule = static_cast<std::uint64_t>(config.interleave_bytes);
     auto& subs = transaction.subs;
     subs.clear();
     for (std::uint64_t done = 0; done < length;) {
       const std::uint64_t at = offset + done;
-      const std::uint64_t chunk = std::min(length - done, granule - at % granule);
+      const auto chunk =
+          static_cast<std::uint32_t>(std::min(length - done, granule - at % granule));
       const int channel = channel_of(at);
-      if (!subs.empty() && subs.back().channel == channel) {
-        subs.back().bytes += static_cast<std::uint32_t>(chunk);  // a run on one channel
+      if (banked) {
+        const DramLocation where = dram_map->locate(at, chunk);
+        const int queue =
+            where.channel * static_cast<int>(config.bank.pseudo_channels) + where.pseudo_channel;
+        subs.push_back({at, chunk, static_cast<std::uint32_t>(done), channel, queue, where});
+      } else if (!subs.empty() && subs.back().channel == channel) {
+        subs.back().bytes += chunk;  // a run on one channel
       } else {
-        subs.push_back(
-            {at, static_cast<std::uint32_t>(chunk), static_cast<std::uint32_t>(done), channel});
+        subs.push_back({at, chunk, static_cast<std::uint32_t>(done), channel, channel, {}});
       }
       done += chunk;
     }
@@ -223,41 +270,52 @@ struct MemoryController::Impl {
   }
 
   // Queue occupancy bookkeeping: integral, maximum and observer, on every change.
-  void change_occupancy(int channel, TrafficClass traffic_class, int delta, sc_core::sc_time now) {
+  void change_occupancy(int queue, TrafficClass traffic_class, int delta, sc_core::sc_time now) {
     const sc_core::sc_time::value_type elapsed = (now - occupancy_since).value();
     for (int c = 0; c < kTrafficClasses; ++c) {
       integral_units[c] += static_cast<std::uint64_t>(total_occupancy[c]) * elapsed;
     }
     occupancy_since = now;
     const int c = index(traffic_class);
-    Channel& ch = channels[static_cast<std::size_t>(channel)];
+    Channel& ch = channels[static_cast<std::size_t>(queue)];
     ch.occupancy[c] += delta;
     total_occupancy[c] += delta;
+    auto& of_channel = channel_occupancy[static_cast<std::size_t>(ch.channel)];
+    of_channel[c] += delta;
     for (int k = 0; k < kTrafficClasses; ++k) {
       stats.occupancy_integral_ns[k] = static_cast<double>(integral_units[k]) * resolution_ns;
     }
-    stats.max_occupancy[c] = std::max<std::uint64_t>(stats.max_occupancy[c],
-                                                     static_cast<std::uint64_t>(ch.occupancy[c]));
-    for (const auto& observer : observers) observer(now, channel, ch.occupancy[0], ch.occupancy[1]);
+    stats.max_occupancy[c] =
+        std::max<std::uint64_t>(stats.max_occupancy[c], static_cast<std::uint64_t>(of_channel[c]));
+    for (const auto& observer : observers) {
+      observer(now, ch.channel, of_channel[0], of_channel[1]);
+    }
   }
 
   void arrive(Transaction& transaction, std::uint32_t sub, sc_core::sc_time now) {
     const SubRequest& s = transaction.subs[sub];
-    Channel& ch = channels[static_cast<std::size_t>(s.channel)];
+    Channel& ch = channels[static_cast<std::size_t>(s.queue)];
     const QueuedRequest request{sequence++, transaction.arrival, transaction.op,
                                 transaction.traffic_class, s.bytes};
     if (ch.queue.size() < static_cast<std::size_t>(config.queue_depth)) {
-      ch.queue.push_back(request);
-      ch.refs.push_back({&transaction, sub});
-      change_occupancy(s.channel, request.traffic_class, +1, now);
+      enqueue(s.queue, request, {&transaction, sub}, now);
     } else {
       ch.waiting.emplace_back(request, Ref{&transaction, sub});
       ++backpressured;
     }
   }
 
-  void serve(int channel, std::size_t pick, sc_core::sc_time now) {
-    Channel& ch = channels[static_cast<std::size_t>(channel)];
+  void enqueue(int queue, const QueuedRequest& request, Ref ref, sc_core::sc_time now) {
+    Channel& ch = channels[static_cast<std::size_t>(queue)];
+    if (banked) ref.row_hit = ch.timer->row_open(ref.transaction->subs[ref.sub].where);
+    ch.queue.push_back(request);
+    ch.refs.push_back(ref);
+    if (is_write(request.op)) ++ch.writes;
+    change_occupancy(queue, request.traffic_class, +1, now);
+  }
+
+  void serve(int queue, std::size_t pick, sc_core::sc_time now) {
+    Channel& ch = channels[static_cast<std::size_t>(queue)];
     const QueuedRequest request = ch.queue[pick];
     const Ref ref = ch.refs[pick];
     if (pick == 0) {  // the common case (FCFS, or the oldest is the one picked)
@@ -267,16 +325,44 @@ struct MemoryController::Impl {
       ch.queue.erase(ch.queue.begin() + static_cast<std::ptrdiff_t>(pick));
       ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
     }
-    change_occupancy(channel, request.traffic_class, -1, now);
+    if (is_write(request.op)) --ch.writes;
+    change_occupancy(queue, request.traffic_class, -1, now);
 
     Transaction& transaction = *ref.transaction;
     const SubRequest& s = transaction.subs[ref.sub];
-    const bool update = transaction.op == Op::Update;
-    const sc_core::sc_time occupancy =
-        bus_time(s.bytes, update ? config.nmc_update_occupancy : 1.0);
-    ch.free_at = now + occupancy;
-    const sc_core::sc_time done =
-        now + latency + occupancy + (update ? alu_latency : sc_core::SC_ZERO_TIME);
+    const int channel = s.channel;
+    sc_core::sc_time occupancy;
+    sc_core::sc_time done;
+    if (banked) {
+      const std::uint64_t refreshes = ch.timer->refreshes();
+      const DramService service =
+          ch.timer->serve(s.where, kind_of(transaction.op), transaction.arrival.value(),
+                          now.value(), alu_latency.value());
+      // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
+      const bool refreshed = ch.timer->refreshes() != refreshes;
+      if (service.row_misses > 0 || refreshed) {
+        for (Ref& queued : ch.refs) {
+          const DramLocation& where = queued.transaction->subs[queued.sub].where;
+          if (refreshed || where.bank == s.where.bank) {
+            queued.row_hit = ch.timer->row_open(where);
+          }
+        }
+      }
+      occupancy = sc_core::sc_time::from_value(service.bus_busy);
+      ch.free_at = sc_core::sc_time::from_value(service.last_column);
+      if (ch.free_at <= now) ch.free_at = now + sc_core::sc_time::from_value(1);  // progress
+      done = sc_core::sc_time::from_value(service.data_end) + controller_latency;
+      row_hits += static_cast<std::uint64_t>(service.row_hits);
+      row_misses += static_cast<std::uint64_t>(service.row_misses);
+    } else {
+      const bool update = transaction.op == Op::Update;
+      occupancy = bus_time(s.bytes, update ? config.nmc_update_occupancy : 1.0);
+      ch.free_at = now + occupancy;
+      done = now + latency + occupancy + (update ? alu_latency : sc_core::SC_ZERO_TIME);
+    }
+    latency_sum_ns[index(transaction.op)] +=
+        static_cast<double>((done - transaction.arrival).value()) * resolution_ns;
+    ++served_entries[index(transaction.op)];
 
     // Data moves at service time, so the order of service is the order memory sees.
     if (store) {
@@ -300,8 +386,9 @@ struct MemoryController::Impl {
 
     stats.bytes[index(transaction.op)][index(transaction.traffic_class)] += s.bytes;
     stats.channel_bytes[static_cast<std::size_t>(channel)] += s.bytes;
+    // A channel's busy time is the mean over its queues' (pseudo-channels') data buses.
     stats.channel_busy_ns[static_cast<std::size_t>(channel)] +=
-        static_cast<double>(occupancy.value()) * resolution_ns;
+        static_cast<double>(occupancy.value()) * resolution_ns / queues_per_channel();
 
     transaction.finish = std::max(transaction.finish, done);
     if (--transaction.unserved == 0) {
@@ -312,10 +399,53 @@ struct MemoryController::Impl {
     if (!ch.waiting.empty()) {  // the freed entry goes to the oldest back-pressured request
       auto [waiting_request, waiting_ref] = ch.waiting.front();
       ch.waiting.pop_front();
-      ch.queue.push_back(waiting_request);
-      ch.refs.push_back(waiting_ref);
-      change_occupancy(channel, waiting_request.traffic_class, +1, now);
+      enqueue(queue, waiting_request, waiting_ref, now);
     }
+  }
+
+  double queues_per_channel() const {
+    return static_cast<double>(channels.size()) / static_cast<double>(config.channels);
+  }
+
+  static PseudoChannelTimer::Kind kind_of(Op op) {
+    switch (op) {
+      case Op::Read:
+        return PseudoChannelTimer::Kind::Read;
+      case Op::Write:
+        return PseudoChannelTimer::Kind::Write;
+      case Op::Update:
+        break;
+    }
+    return PseudoChannelTimer::Kind::Update;
+  }
+
+  // The bank model's choice: what the policy admits, reads or writes by the drain state, and among
+  // those the oldest row hit (FR-FCFS) or the oldest.
+  std::optional<std::size_t> choose(Channel& ch, sc_core::sc_time now) {
+    const Admissible allowed = ch.policy->admissible(ch.queue, now);
+    if (allowed.forced) return allowed.forced;
+    if (allowed.none()) return std::nullopt;
+    if (ch.draining && ch.writes <= write_low) ch.draining = false;
+    if (!ch.draining && ch.writes >= write_high) ch.draining = true;
+    const bool frfcfs = config.bank.scheduler == BankScheduler::FrFcfs;
+    // The kind the drain state wants if the policy allows any of it; the scan stops at its first
+    // row hit (or its oldest, without FR-FCFS), since nothing later can be chosen over that.
+    const int wanted = ch.draining || ch.writes == static_cast<int>(ch.queue.size()) ? 1 : 0;
+    std::optional<std::size_t> oldest[2], hit[2];  // [write?]
+    for (std::size_t i = 0; i < ch.queue.size(); ++i) {
+      const QueuedRequest& request = ch.queue[i];
+      if (!allowed.allows(request.traffic_class)) continue;
+      const int w = is_write(request.op) ? 1 : 0;
+      if (!oldest[w]) oldest[w] = i;
+      if (frfcfs && !hit[w] && ch.refs[i].row_hit) hit[w] = i;
+      if (w == wanted && (frfcfs ? hit[w] : oldest[w])) break;
+    }
+    const int first = ch.draining || !oldest[0] ? 1 : 0;
+    for (int w : {first, 1 - first}) {
+      if (hit[w]) return hit[w];
+      if (oldest[w]) return oldest[w];
+    }
+    return std::nullopt;  // the policy admitted a class with nothing queued
   }
 
   // Tagged writes and updates are shown to the watchers; nothing else is.
@@ -357,22 +487,29 @@ struct MemoryController::Impl {
       arrivals.pop_back();
       for (std::uint32_t sub = 0; sub < transaction->subs.size(); ++sub) {
         arrive(*transaction, sub, now);
-        due.push_back(transaction->subs[sub].channel);
+        mark_due(transaction->subs[sub].queue);
       }
     }
     while (!wakeups.empty() && wakeups.front().first <= now) {
       std::pop_heap(wakeups.begin(), wakeups.end(), std::greater<>());
-      due.push_back(wakeups.back().second);
+      mark_due(wakeups.back().second);
       wakeups.pop_back();
     }
     // Channels a watcher held back are asked again at every activation (a watcher's space_event
     // is one of the method's triggers).
-    due.insert(due.end(), held.begin(), held.end());
+    for (int k : held) mark_due(k);
     held.clear();
     // Channel order keeps service deterministic and independent of how a channel became due.
-    std::sort(due.begin(), due.end());
-    due.erase(std::unique(due.begin(), due.end()), due.end());
-    for (int k : due) serve_channel(k, now);
+    // Many due (a wide access arrived): walk the flags in order rather than sort the list.
+    if (due.size() * 8 > channels.size()) {
+      for (std::size_t k = 0; k < channels.size(); ++k) {
+        if (is_due[k]) serve_channel(static_cast<int>(k), now);
+      }
+    } else {
+      std::sort(due.begin(), due.end());
+      for (int k : due) serve_channel(k, now);
+    }
+    for (int k : due) is_due[static_cast<std::size_t>(k)] = 0;
     std::optional<sc_core::sc_time> next;
     if (!wakeups.empty()) next = wakeups.front().first;
     if (!arrivals.empty() && (!next || arrivals.front().at < *next)) next = arrivals.front().at;
@@ -384,7 +521,8 @@ struct MemoryController::Impl {
     Channel& ch = channels[static_cast<std::size_t>(k)];
     if (ch.scheduled && *ch.scheduled <= now) ch.scheduled.reset();  // its wake-up has come
     while (ch.free_at <= now && !ch.queue.empty()) {
-      const std::optional<std::size_t> pick = ch.policy->pick(ch.queue, now);
+      const std::optional<std::size_t> pick =
+          banked ? choose(ch, now) : ch.policy->pick(ch.queue, now);
       if (!pick) {
         const sc_core::sc_time retry = ch.policy->retry_after();
         if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = now + retry;
@@ -411,6 +549,12 @@ struct MemoryController::Impl {
     }
   }
 
+  void mark_due(int k) {
+    if (is_due[static_cast<std::size_t>(k)]) return;
+    is_due[static_cast<std::size_t>(k)] = 1;
+    due.push_back(k);
+  }
+
   std::size_t pending() const { return inside; }
 
   MemoryController& owner;
@@ -419,6 +563,16 @@ struct MemoryController::Impl {
   const std::uint64_t base;
   HbmStats& stats;
   ErrorLog rejections;
+  bool banked = false;  // hbm.model = bank
+  std::optional<DramAddressMap> dram_map;
+  sc_core::sc_time controller_latency;
+  int write_high = 0;  // write drain watermarks, in queued writes
+  int write_low = 0;
+  std::uint64_t row_hits = 0;
+  std::uint64_t row_misses = 0;
+  std::array<double, kOps> latency_sum_ns{};  // arrival to completion of served entries, by op
+  std::array<std::uint64_t, kOps> served_entries{};
+  std::vector<std::array<int, kTrafficClasses>> channel_occupancy;  // summed over its queues
   double units_per_byte = 0;  // time-resolution units of data-bus time per byte, one channel
   double resolution_ns = 0;
   sc_core::sc_time latency;
@@ -430,6 +584,7 @@ struct MemoryController::Impl {
   std::vector<Arrival> arrivals;                          // min-heap by arrival time
   std::vector<std::pair<sc_core::sc_time, int>> wakeups;  // min-heap: (time, channel) to serve
   std::vector<int> due;                  // channels to serve at this activation (scratch)
+  std::vector<char> is_due;              // per channel: already in `due`
   std::vector<int> held;                 // channels whose next request a watcher refused
   std::vector<MemoryWatchIf*> watchers;  // watch[0..n), cached at end of elaboration
   std::uint64_t watch_refusals = 0;      // admit() calls answered false
@@ -455,6 +610,12 @@ MemoryController::MemoryController(sc_core::sc_module_name name, const HbmConfig
   }
   if (!(config.bandwidth_GBps > 0)) throw ConfigError("hbm.bandwidth_GBps: must be positive");
   if (config.queue_depth < 1) throw ConfigError("hbm.queue_depth: must be at least 1");
+  if (config.model == HbmModel::Bank) {
+    if (!(config.bank.write_low < config.bank.write_high)) {
+      throw ConfigError("hbm.bank.write_low: must be below hbm.bank.write_high");
+    }
+    DramAddressMap check(config);  // throws ConfigError naming the geometry that does not fit
+  }
   impl_ = std::make_unique<Impl>(*this, config, mode, window_base);
   socket.register_b_transport(this, &MemoryController::b_transport);
   socket.register_transport_dbg(this, &MemoryController::transport_dbg);
@@ -526,6 +687,36 @@ nlohmann::json MemoryController::report() const {
   const double elapsed_ns = now.to_seconds() * 1e9;
   nlohmann::json j;
   j["policy"] = impl.channels.front().policy->name();
+  j["model"] = impl.banked ? "bank" : "simple";
+  if (const auto* first = dynamic_cast<const McaPolicy*>(impl.channels.front().policy.get())) {
+    (void)first;
+    std::uint64_t held_back = 0, overrides = 0;
+    std::int64_t lowest = 0, highest = 0;
+    for (const auto& ch : impl.channels) {
+      const McaStats& mca = static_cast<const McaPolicy&>(*ch.policy).stats();
+      held_back += mca.held_back;
+      overrides += mca.starvation_overrides;
+      lowest = lowest == 0 ? mca.threshold : std::min(lowest, mca.threshold);
+      highest = std::max(highest, mca.threshold);
+    }
+    j["mca"] = {{"held_back", held_back},
+                {"starvation_overrides", overrides},
+                {"threshold_min", lowest},
+                {"threshold_max", highest}};
+  }
+  if (impl.banked) {
+    const std::uint64_t opened = impl.row_hits + impl.row_misses;
+    j["row_hits"] = impl.row_hits;
+    j["row_misses"] = impl.row_misses;
+    j["row_hit_rate"] = opened > 0 ? static_cast<double>(impl.row_hits) / opened : 0.0;
+    std::uint64_t refreshes = 0;
+    for (const auto& ch : impl.channels) refreshes += ch.timer->refreshes();
+    j["refreshes"] = refreshes;
+  }
+  for (Op op : {Op::Read, Op::Write, Op::Update}) {
+    const auto n = impl.served_entries[index(op)];
+    j["mean_entry_latency_ns"][to_string(op)] = n > 0 ? impl.latency_sum_ns[index(op)] / n : 0.0;
+  }
   j["mode"] = impl.mode == SimMode::Functional ? "functional" : "timing";
   for (Op op : {Op::Read, Op::Write, Op::Update}) {
     for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
@@ -549,7 +740,7 @@ nlohmann::json MemoryController::report() const {
   double busy_ns = 0;
   for (double b : stats_.channel_busy_ns) busy_ns += b;
   j["utilisation"] =
-      elapsed_ns > 0 ? busy_ns / (elapsed_ns * static_cast<double>(impl.channels.size())) : 0.0;
+      elapsed_ns > 0 ? busy_ns / (elapsed_ns * static_cast<double>(impl.config.channels)) : 0.0;
   j["rejected"] = stats_.rejected;
   j["backpressured"] = impl.backpressured;
   j["watch_refusals"] = impl.watch_refusals;

@@ -84,10 +84,12 @@ void check_paper_sublayer(const std::string& sublayer) {
   const nlohmann::json& sequential = scenario(results, "sequential");
   const double t3 = scenario(results, "t3")["time_ns"];
   const double mca = scenario(results, "t3-mca")["time_ns"];
-  // MCA holds a communication request back for at most hbm.mca.starvation_ns while compute
-  // queues; on the critical path that costs at most one such wait per ring step.
-  const double starvation = sequential["config"]["hbm"]["mca"]["starvation_ns"];
-  CHECK(mca <= t3 + (sequential["tp"].get<double>() - 1) * starvation);
+  // MCA holds communication back while compute fills the queues; where the reduce-scatter is the
+  // critical path that lengthens it. The goal is at most 1% behind t3, not met everywhere
+  // (docs/t3.md, "The MCA study": up to 6% on T-NLG FC-2 with 160 SMs; 2.2% on T-NLG OP here);
+  // 3% keeps these four points from sliding further (test_cli_mca checks the 250 GB/s case the
+  // defect of giving communication priority showed on, at 1%).
+  CHECK(mca <= 1.03 * t3);
   // The bound: a fused GEMM + reduce-scatter cannot end before the GEMM alone nor before its
   // reduce-scatter traffic crossed the link at the delivered rate; the all-gather follows. The
   // ideal scenario's reduce-scatter runs on SMs; what T3 may gain over it is the part of that

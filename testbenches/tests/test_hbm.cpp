@@ -82,6 +82,14 @@ struct Bench : sc_core::sc_module {
   }
 };
 
+// The bandwidth-pipe model, whose timing these cases derive by formula; the bank model has its
+// own suite (test_bank.cpp).
+HbmConfig simple_hbm() {
+  HbmConfig config;
+  config.model = HbmModel::Simple;
+  return config;
+}
+
 // Data-bus time of `bytes` on one channel, from the configured aggregate bandwidth.
 double transfer_ns(const HbmConfig& config, double bytes) {
   const double channel_bytes_per_ns = config.bandwidth_GBps / static_cast<double>(config.channels);
@@ -128,7 +136,7 @@ int threads_for(const HbmConfig& config, unsigned bytes) {
 }  // namespace
 
 TEST_CASE("HBM streaming reads reach the configured bandwidth", "[hbm]") {
-  const HbmConfig config;  // 32 channels, 1000 GB/s, 100 ns
+  const HbmConfig config = simple_hbm();  // 32 channels, 1000 GB/s, 100 ns
   const int threads = threads_for(config, 4096);
   nlohmann::json report;
   const double achieved = stream(Op::Read, config, threads, 4096, 32ull << 20, &report);
@@ -139,7 +147,7 @@ TEST_CASE("HBM streaming reads reach the configured bandwidth", "[hbm]") {
 }
 
 TEST_CASE("HBM streaming writes reach the configured bandwidth", "[hbm]") {
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.channels = 16;
   config.bandwidth_GBps = 400;
   config.latency_ns = 60;
@@ -153,14 +161,14 @@ TEST_CASE("HBM streaming writes reach the configured bandwidth", "[hbm]") {
 TEST_CASE("HBM stream with too few threads is latency bound", "[hbm]") {
   // One thread with one 4 KiB read in flight moves 4096 B per (latency + one granule's transfer):
   // the model must not hide latency it has no concurrency for.
-  const HbmConfig config;
+  const HbmConfig config = simple_hbm();
   const double achieved = stream(Op::Read, config, 1, 4096, 1 << 20);
   const double expected = 4096 / (config.latency_ns + transfer_ns(config, 256));
   CHECK(achieved == Approx(expected).epsilon(1e-6));
 }
 
 TEST_CASE("HBM unloaded read latency is latency plus transfer time", "[hbm]") {
-  const HbmConfig config;  // 1000 GB/s over 32 channels = 31.25 B/ns per channel
+  const HbmConfig config = simple_hbm();  // 1000 GB/s over 32 channels = 31.25 B/ns per channel
   Bench bench("bench", config, SimMode::Timing);
   sc_time small_done, annotated_done, spanning_done, returned_delay;
   Bench::thread([&] {
@@ -187,7 +195,7 @@ TEST_CASE("HBM unloaded read latency is latency plus transfer time", "[hbm]") {
 }
 
 TEST_CASE("HBM interleaving spreads a sequential stream evenly over channels", "[hbm]") {
-  const HbmConfig config;
+  const HbmConfig config = simple_hbm();
   Bench bench("bench", config, SimMode::Timing);
   // An unaligned sequential stream of odd-sized transactions.
   const std::uint64_t start = 100, chunk = 1000, count = 300;
@@ -221,7 +229,7 @@ TEST_CASE("HBM interleaving spreads a sequential stream evenly over channels", "
 
 TEST_CASE("NMC update-add gives exact values for fp32, fp16 and bf16", "[hbm][nmc]") {
   const std::uint64_t base = 1ull << 40;  // a window that does not start at 0
-  Bench bench("bench", HbmConfig{}, SimMode::Functional, base);
+  Bench bench("bench", simple_hbm(), SimMode::Functional, base);
 
   struct Case {
     ElementType type;
@@ -296,7 +304,7 @@ TEST_CASE("NMC update-add gives exact values for fp32, fp16 and bf16", "[hbm][nm
 }
 
 TEST_CASE("NMC update completion time includes its occupancy and the ALU", "[hbm][nmc]") {
-  const HbmConfig config;  // occupancy 2x a write, ALU 4 ns
+  const HbmConfig config = simple_hbm();  // occupancy 2x a write, ALU 4 ns
   Bench bench("bench", config, SimMode::Timing);
   sc_time update_done, write_done;
   Bench::thread([&] {
@@ -322,7 +330,7 @@ namespace {
 // requests of 100 B arrive at 1, 2, ... 16 ns, alternating compute (even ids) and communication.
 // Returns the ids in completion order and checks the completion times.
 std::vector<int> arbitration_order(Arbitration arbitration, PriorityClass favoured) {
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.channels = 1;
   config.bandwidth_GBps = 1;
   config.latency_ns = 10;
@@ -390,7 +398,7 @@ TEST_CASE("HBM policies pick by their definition", "[hbm][arbitration]") {
                                                         request(2, TrafficClass::Communication)};
   CHECK(compute_first.pick(only_communication, SC_ZERO_TIME) == std::optional<std::size_t>(0));
 
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.arbitration = Arbitration::Priority;
   config.priority_class = PriorityClass::Communication;
   const auto policy = make_policy(config);
@@ -407,7 +415,7 @@ TEST_CASE("HBM queue occupancy statistics match a hand-computed case", "[hbm]") 
   //   B is served 100-200 (done 210), C 200-300 (done 310), D 300-350 (done 360).
   // Waiting entries: compute C 30..200 = 170 ns; communication B 20..100 + D 40..300 = 340 ns.
   // Most waiting at once on the channel: compute 1, communication 2 (B and D in 40..100).
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.channels = 1;
   config.bandwidth_GBps = 1;
   config.latency_ns = 10;
@@ -469,7 +477,7 @@ TEST_CASE("HBM queue occupancy statistics match a hand-computed case", "[hbm]") 
 }
 
 TEST_CASE("HBM answers bad accesses with error responses", "[hbm]") {
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.capacity_bytes = 1 << 20;
   const std::uint64_t base = 1ull << 32;
   Bench bench("bench", config, SimMode::Functional, base);
@@ -525,7 +533,7 @@ TEST_CASE("HBM answers bad accesses with error responses", "[hbm]") {
 }
 
 TEST_CASE("HBM back-pressure with queue depth 1 completes everything", "[hbm]") {
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.channels = 2;
   config.bandwidth_GBps = 64;  // 32 B/ns per channel: 256 B in 8 ns
   config.queue_depth = 1;
@@ -565,7 +573,7 @@ TEST_CASE("HBM back-pressure with queue depth 1 completes everything", "[hbm]") 
 }
 
 TEST_CASE("HBM timing mode allocates no storage and functional mode stores sparsely", "[hbm]") {
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   Bench timing("timing", config, SimMode::Timing);
   Bench functional("functional", config, SimMode::Functional);
   std::vector<unsigned char> pattern(10000), readback(10000, 0xff), untouched(4096, 0xff);
@@ -606,7 +614,7 @@ TEST_CASE("HBM serves memory in service order, not issue order", "[hbm]") {
   // One channel busy with a long read; a communication write then a compute read of the same
   // address queue behind it. Priority (compute first) serves the read before the write, so the
   // read must see the old value even though the write was issued first.
-  HbmConfig config;
+  HbmConfig config = simple_hbm();
   config.channels = 1;
   config.bandwidth_GBps = 1;
   config.latency_ns = 10;

@@ -52,6 +52,7 @@ L2Config small_l2() {
 // 4 channels of 32 B/ns, 50 ns latency.
 HbmConfig small_hbm() {
   HbmConfig c;
+  c.model = HbmModel::Simple;  // the L2's latencies are checked against this model's formula
   c.capacity_bytes = 1 << 20;
   c.channels = 4;
   c.bandwidth_GBps = 128;

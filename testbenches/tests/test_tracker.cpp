@@ -57,6 +57,7 @@ struct Setup {
 
 Setup small_setup() {
   Setup s;
+  s.hbm.model = HbmModel::Simple;  // DMA pacing is checked against this model's formula
   s.hbm.capacity_bytes = 1ull << 30;
   s.hbm.channels = 8;
   s.hbm.bandwidth_GBps = 400;

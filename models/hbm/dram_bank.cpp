@@ -1,0 +1,336 @@
+#include "models/hbm/dram_bank.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace t3 {
+
+namespace {
+
+std::uint64_t ticks(double ns, double units_per_ns) {
+  return static_cast<std::uint64_t>(std::llround(ns * units_per_ns));
+}
+
+bool power_of_two(std::int64_t value) {
+  return value > 0 && (value & (value - 1)) == 0;
+}
+
+}  // namespace
+
+DramAddressMap::DramAddressMap(const HbmConfig& config)
+    : interleave_(static_cast<std::uint64_t>(config.interleave_bytes)),
+      burst_bytes_(static_cast<int>(config.bank.bus_bits / 8 * config.bank.burst_length)),
+      bank_groups_(static_cast<int>(config.bank.bank_groups)),
+      banks_per_group_(static_cast<int>(config.bank.banks_per_group)),
+      channels_(static_cast<int>(config.channels)),
+      pseudo_channels_(static_cast<int>(config.bank.pseudo_channels)) {
+  const BankConfig& b = config.bank;
+  if (b.bus_bits % 8 != 0) throw ConfigError("hbm.bank.bus_bits: must be a multiple of 8");
+  if (!power_of_two(burst_bytes_)) {
+    throw ConfigError("hbm.bank.burst_length: a burst (bus_bits / 8 x burst_length = " +
+                      std::to_string(burst_bytes_) + " B) must be a power of two");
+  }
+  const std::uint64_t per_granule = static_cast<std::uint64_t>(burst_bytes_) * bank_groups_;
+  if (interleave_ % per_granule != 0) {
+    throw ConfigError("hbm.interleave_bytes: " + std::to_string(interleave_) +
+                      " is not a multiple of one burst per bank group (" +
+                      std::to_string(per_granule) + " B), as the bank model needs");
+  }
+  const std::uint64_t columns_in_granule = interleave_ / per_granule;
+  const auto columns = static_cast<std::uint64_t>(b.page_bytes) / burst_bytes_;
+  if (b.page_bytes % burst_bytes_ != 0 || columns % columns_in_granule != 0) {
+    throw ConfigError("hbm.bank.page_bytes: " + std::to_string(b.page_bytes) +
+                      " does not hold a whole number of granule slices (interleave_bytes / "
+                      "bank_groups = " +
+                      std::to_string(interleave_ / bank_groups_) + " B)");
+  }
+  column_high_ = columns / columns_in_granule;
+  const std::uint64_t granules = (config.capacity_bytes + interleave_ - 1) / interleave_;
+  const std::uint64_t per_row = static_cast<std::uint64_t>(channels_) * pseudo_channels_ *
+                                column_high_ * static_cast<std::uint64_t>(banks_per_group_);
+  rows_ = std::max<std::uint64_t>(1, (granules + per_row - 1) / per_row);
+
+  // Parse "row,bank,column,pseudochannel,channel" (most significant first).
+  std::vector<Field> msb_first;
+  std::stringstream list(b.address_map);
+  std::string name;
+  while (std::getline(list, name, ',')) {
+    name.erase(std::remove(name.begin(), name.end(), ' '), name.end());
+    Field field;
+    if (name == "row") {
+      field = Field::Row;
+    } else if (name == "bank") {
+      field = Field::Bank;
+    } else if (name == "column") {
+      field = Field::Column;
+    } else if (name == "pseudochannel") {
+      field = Field::PseudoChannel;
+    } else if (name == "channel") {
+      field = Field::Channel;
+    } else {
+      throw ConfigError("hbm.bank.address_map: unknown field '" + name +
+                        "' (row, bank, column, pseudochannel, channel)");
+    }
+    if (std::find(msb_first.begin(), msb_first.end(), field) != msb_first.end()) {
+      throw ConfigError("hbm.bank.address_map: field '" + name + "' given twice");
+    }
+    msb_first.push_back(field);
+  }
+  if (msb_first.size() != 5) {
+    throw ConfigError("hbm.bank.address_map: '" + b.address_map +
+                      "' must name each of row, bank, column, pseudochannel, channel once");
+  }
+  for (auto it = msb_first.rbegin(); it != msb_first.rend(); ++it) {
+    std::uint64_t radix = 1;
+    switch (*it) {
+      case Field::Row:
+        radix = rows_;
+        break;
+      case Field::Bank:
+        radix = static_cast<std::uint64_t>(banks_per_group_);
+        break;
+      case Field::Column:
+        radix = column_high_;
+        break;
+      case Field::PseudoChannel:
+        radix = static_cast<std::uint64_t>(pseudo_channels_);
+        break;
+      case Field::Channel:
+        radix = static_cast<std::uint64_t>(channels_);
+        break;
+    }
+    // Powers of two decode with shifts and masks (the address bits), others by division.
+    int shift = -1;
+    if ((radix & (radix - 1)) == 0) {
+      shift = 0;
+      while ((std::uint64_t{1} << shift) < radix) ++shift;
+    }
+    digits_.push_back({*it, radix, shift});
+  }
+}
+
+DramLocation DramAddressMap::locate(std::uint64_t offset, std::uint32_t bytes) const {
+  DramLocation where;
+  const std::uint64_t inside = offset % interleave_;
+  where.first_burst = static_cast<int>(inside / static_cast<std::uint64_t>(burst_bytes_));
+  const std::uint64_t last = (inside + bytes - 1) / static_cast<std::uint64_t>(burst_bytes_);
+  where.bursts = static_cast<int>(last) - where.first_burst + 1;
+  std::uint64_t rest = offset / interleave_;
+  for (const Digit& digit : digits_) {
+    const std::uint64_t value = digit.shift >= 0 ? rest & (digit.radix - 1) : rest % digit.radix;
+    rest = digit.shift >= 0 ? rest >> digit.shift : rest / digit.radix;
+    switch (digit.field) {
+      case Field::Channel:
+        where.channel = static_cast<int>(value);
+        break;
+      case Field::PseudoChannel:
+        where.pseudo_channel = static_cast<int>(value);
+        break;
+      case Field::Column:
+        break;
+      case Field::Bank:
+        where.bank = static_cast<int>(value);
+        break;
+      case Field::Row:
+        where.row = value;
+        break;
+    }
+  }
+  return where;
+}
+
+PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per_ns,
+                                       std::uint64_t refresh_phase)
+    : bank_groups_(static_cast<int>(config.bank.bank_groups)),
+      banks_per_group_(static_cast<int>(config.bank.banks_per_group)) {
+  const DramTimingConfig& c = config.bank.timing;
+  const double pins_per_channel =
+      static_cast<double>(config.channels * config.bank.pseudo_channels * config.bank.bus_bits);
+  const double gbit_per_pin = config.bandwidth_GBps * 8.0 / pins_per_channel;  // Gb/s = 1/ns
+  const double burst_ns = static_cast<double>(config.bank.burst_length) / gbit_per_pin;
+  const auto u = [&](double ns) { return ticks(ns, units_per_ns); };
+  t_ = Timing{u(c.cl_ns),    u(c.cwl_ns), u(c.rcd_rd_ns), u(c.rcd_wr_ns), u(c.rp_ns),
+              u(c.ras_ns),   u(c.rc_ns),  u(c.ccd_s_ns),  u(c.ccd_l_ns),  u(c.rrd_s_ns),
+              u(c.rrd_l_ns), u(c.faw_ns), u(c.wtr_s_ns),  u(c.wtr_l_ns),  u(c.rtw_gap_ns),
+              u(c.wr_ns),    u(c.rtp_ns), u(c.refi_ns),   u(c.rfc_ns),    u(burst_ns)};
+  banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
+  next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
+}
+
+bool PseudoChannelTimer::row_open(const DramLocation& where) const {
+  const int groups = std::min(where.bursts, bank_groups_);
+  for (int i = 0; i < groups; ++i) {
+    const int group = (where.first_burst + i) % bank_groups_;
+    const Bank& b = banks_[static_cast<std::size_t>(group * banks_per_group_ + where.bank)];
+    if (b.open_row != static_cast<std::int64_t>(where.row)) return false;
+  }
+  return true;
+}
+
+// All-bank refresh, due every tREFI: the banks close (precharge, tRP) and stay shut for tRFC.
+// Refreshes that fell due while the pseudo-channel idled are accounted in one step.
+void PseudoChannelTimer::refresh_until(std::uint64_t now) {
+  if (t_.refi == 0 || now < next_refresh_) return;
+  const std::uint64_t due = (now - next_refresh_) / t_.refi + 1;
+  std::uint64_t start = next_refresh_ + (due - 1) * t_.refi;
+  start = std::max(start, bus_free_);
+  for (const Bank& b : banks_) {
+    if (b.open_row >= 0) start = std::max(start, b.pre_ready);
+  }
+  const std::uint64_t end = start + t_.rp + t_.rfc;
+  for (Bank& b : banks_) {
+    b.open_row = -1;
+    b.act_ready = std::max(b.act_ready, end);
+  }
+  next_refresh_ += due * t_.refi;
+  refreshes_ += due;
+}
+
+void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uint64_t earliest,
+                                  DramService& service) {
+  Bank& b = bank(group, where.bank);
+  std::uint64_t at = earliest;
+  if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t_.rp;  // PRE, then tRP
+  at = std::max(at, b.act_ready);
+  if (last_act_group_ >= 0) {
+    at = std::max(at, last_act_ + (group == last_act_group_ ? t_.rrd_l : t_.rrd_s));
+  }
+  if (acts_ >= 4) at = std::max(at, last_acts_[0] + t_.faw);
+  std::rotate(last_acts_.begin(), last_acts_.begin() + 1, last_acts_.end());
+  last_acts_[3] = at;
+  acts_ = std::min(acts_ + 1, 4);
+  last_act_ = at;
+  last_act_group_ = group;
+  b.open_row = static_cast<std::int64_t>(where.row);
+  b.act_ready = at + t_.rc;
+  b.rd_ready = at + t_.rcd_rd;
+  b.wr_ready = at + t_.rcd_wr;
+  b.pre_ready = at + t_.ras;
+  ++service.row_misses;
+}
+
+// Issues one column command at the earliest time every constraint allows; returns its data end.
+std::uint64_t PseudoChannelTimer::column(int group, int index, bool write, std::uint64_t earliest,
+                                         DramService& service) {
+  Bank& b = bank(group, index);
+  const std::uint64_t latency = write ? t_.cwl : t_.cl;
+  std::uint64_t at = std::max(earliest, write ? b.wr_ready : b.rd_ready);
+  if (last_column_group_ >= 0) {
+    at = std::max(at, last_column_ + (group == last_column_group_ ? t_.ccd_l : t_.ccd_s));
+  }
+  if (write) {
+    // Read-to-write: the write's data starts rtw_gap after the last read's data ends.
+    if (any_read_) {
+      const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
+      if (data_from > at + latency) at = data_from - latency;
+    }
+  } else if (last_write_group_ >= 0) {
+    at = std::max(at, last_write_end_ + (group == last_write_group_ ? t_.wtr_l : t_.wtr_s));
+  }
+  if (bus_free_ > at + latency) at = bus_free_ - latency;  // the data bus carries one burst at once
+  const std::uint64_t end = at + latency + t_.burst;
+  bus_free_ = end;
+  last_column_ = at;
+  last_column_group_ = group;
+  if (write) {
+    last_write_end_ = end;
+    last_write_group_ = group;
+    b.pre_ready = std::max(b.pre_ready, end + t_.wr);
+  } else {
+    last_read_ = at;
+    any_read_ = true;
+    b.pre_ready = std::max(b.pre_ready, at + t_.rtp);
+  }
+  service.bus_busy += t_.burst;
+  service.data_end = std::max(service.data_end, end);
+  service.last_column = std::max(service.last_column, at);
+  return end;
+}
+
+// The bursts of one read or write entry: column() unrolled over the entry with the channel's
+// state in locals (the hot loop of the model). Same constraints, same order.
+void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uint64_t earliest,
+                                 DramService& service) {
+  const std::uint64_t latency = write ? t_.cwl : t_.cl;
+  std::uint64_t last_column = last_column_;
+  int last_group = last_column_group_;
+  std::uint64_t bus_free = bus_free_;
+  // Constraints from before the entry that its bursts all meet alike.
+  std::uint64_t floor = earliest;
+  if (write && any_read_) {
+    const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
+    if (data_from > floor + latency) floor = data_from - latency;
+  }
+  std::uint64_t at = 0;
+  std::uint64_t end = 0;
+  for (int i = 0; i < where.bursts; ++i) {
+    const int group = (where.first_burst + i) % bank_groups_;
+    Bank& b = bank(group, where.bank);
+    at = std::max(floor, write ? b.wr_ready : b.rd_ready);
+    if (last_group >= 0) {
+      at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
+    }
+    if (!write && last_write_group_ >= 0) {
+      at = std::max(at, last_write_end_ + (group == last_write_group_ ? t_.wtr_l : t_.wtr_s));
+    }
+    if (bus_free > at + latency) at = bus_free - latency;
+    end = at + latency + t_.burst;
+    bus_free = end;
+    last_column = at;
+    last_group = group;
+    if (write) {
+      b.pre_ready = std::max(b.pre_ready, end + t_.wr);
+      last_write_end_ = end;
+      last_write_group_ = group;
+    } else {
+      b.pre_ready = std::max(b.pre_ready, at + t_.rtp);
+    }
+  }
+  if (where.bursts == 0) return;
+  if (!write) {
+    last_read_ = at;
+    any_read_ = true;
+  }
+  last_column_ = last_column;
+  last_column_group_ = last_group;
+  bus_free_ = bus_free;
+  service.bus_busy += static_cast<std::uint64_t>(where.bursts) * t_.burst;
+  service.data_end = std::max(service.data_end, end);
+  service.last_column = std::max(service.last_column, at);
+}
+
+DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std::uint64_t arrival,
+                                      std::uint64_t now, std::uint64_t alu) {
+  refresh_until(now);
+  DramService service;
+  const int groups = std::min(where.bursts, bank_groups_);
+  for (int i = 0; i < groups; ++i) {
+    const int group = (where.first_burst + i) % bank_groups_;
+    if (bank(group, where.bank).open_row == static_cast<std::int64_t>(where.row)) {
+      ++service.row_hits;
+    } else {
+      open_row(group, where, arrival, service);
+    }
+  }
+  const auto group_of = [&](int i) { return (where.first_burst + i) % bank_groups_; };
+  if (kind != Kind::Update) {
+    columns(where, kind == Kind::Write, now, service);
+    return service;
+  }
+  // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
+  // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
+  std::vector<std::uint64_t>& ready = update_ready_;
+  ready.resize(static_cast<std::size_t>(where.bursts));
+  for (int i = 0; i < where.bursts; ++i) {
+    ready[static_cast<std::size_t>(i)] = column(group_of(i), where.bank, false, now, service) + alu;
+  }
+  for (int i = 0; i < where.bursts; ++i) {
+    const std::uint64_t data_ready = ready[static_cast<std::size_t>(i)];
+    const std::uint64_t earliest = data_ready > t_.cwl ? data_ready - t_.cwl : 0;
+    column(group_of(i), where.bank, true, std::max(now, earliest), service);
+  }
+  return service;
+}
+
+}  // namespace t3

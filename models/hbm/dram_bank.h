@@ -1,0 +1,128 @@
+// The bank level of an HBM pseudo-channel: how an address picks channel, pseudo-channel, bank
+// group, bank, row and column, and the command timing (ACT, RD, WR, PRE, refresh) of serving one
+// queue entry, computed arithmetically from the banks' state rather than one event per command.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/system_config.h"
+
+namespace t3 {
+
+// Where a run of bursts lands. A run never leaves one interleave granule, so it stays in one
+// channel, pseudo-channel, bank index and row; its bursts alternate over the bank groups.
+struct DramLocation {
+  int channel = 0;
+  int pseudo_channel = 0;
+  int bank = 0;  // index within each bank group
+  std::uint64_t row = 0;
+  int first_burst = 0;  // burst index within the granule
+  int bursts = 0;
+};
+
+// Address decoding, derived from HbmConfig: offset -> (granule, burst in granule), granule ->
+// channel, pseudo-channel, column-high, bank and row as mixed-radix digits in the order of
+// hbm.bank.address_map. Within a granule, burst i goes to bank group i % bank_groups (so a
+// sequential stream alternates bank groups and is not held to tCCD_L), column i / bank_groups.
+class DramAddressMap {
+ public:
+  // Throws ConfigError naming the hbm.* path of a geometry that does not fit together.
+  explicit DramAddressMap(const HbmConfig& config);
+  // [offset, offset + bytes) must lie inside one interleave granule.
+  DramLocation locate(std::uint64_t offset, std::uint32_t bytes) const;
+  int burst_bytes() const { return burst_bytes_; }
+  int bank_groups() const { return bank_groups_; }
+  int banks_per_group() const { return banks_per_group_; }
+
+ private:
+  enum class Field { Row, Bank, Column, PseudoChannel, Channel };
+  struct Digit {
+    Field field;
+    std::uint64_t radix;
+    int shift;  // log2(radix) if a power of two, else -1
+  };
+  std::vector<Digit> digits_;  // fields above the granule, least significant first
+  std::uint64_t interleave_;
+  int burst_bytes_;
+  int bank_groups_;
+  int banks_per_group_;
+  std::uint64_t column_high_;  // columns of a row above those inside one granule
+  std::uint64_t rows_;         // rows per bank (so the row may sit anywhere in the map)
+  int channels_;
+  int pseudo_channels_;
+};
+
+// What serving one entry cost and when it is done, in time-resolution units.
+struct DramService {
+  std::uint64_t data_end = 0;     // last data beat on the bus (write: in the bank)
+  std::uint64_t last_column = 0;  // last column command: the next entry's column commands follow
+  std::uint64_t bus_busy = 0;     // data-bus time of its bursts
+  int row_hits = 0;               // banks found with the row open
+  int row_misses = 0;             // banks that needed ACT (and PRE if another row was open)
+};
+
+// One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is
+// served by computing every command's issue time from the constraints in force, so a request costs
+// a handful of max() operations, not a simulation event per command. Row commands of an entry may
+// issue as early as its arrival (the controller prepares banks for queued requests while other
+// bursts transfer; HBM has separate row and column command buses); its column commands issue no
+// earlier than the decision to serve it.
+class PseudoChannelTimer {
+ public:
+  enum class Kind { Read, Write, Update };
+  PseudoChannelTimer(const HbmConfig& config, double units_per_ns, std::uint64_t refresh_phase);
+
+  // True if every bank the location touches has its row open.
+  bool row_open(const DramLocation& where) const;
+  // Serves one entry decided at `now` that arrived at `arrival`; alu delays an update's writes
+  // after its reads return.
+  DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,
+                    std::uint64_t alu);
+  std::uint64_t refreshes() const { return refreshes_; }
+
+ private:
+  struct Bank {
+    std::int64_t open_row = -1;
+    std::uint64_t act_ready = 0;  // earliest next ACT (tRC, tRP after a precharge, refresh)
+    std::uint64_t rd_ready = 0;   // earliest RD (tRCD)
+    std::uint64_t wr_ready = 0;   // earliest WR (tRCD)
+    std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
+  };
+  struct Timing {
+    std::uint64_t cl, cwl, rcd_rd, rcd_wr, rp, ras, rc, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s,
+        wtr_l, rtw_gap, wr, rtp, refi, rfc, burst;
+  };
+  void refresh_until(std::uint64_t now);
+  void open_row(int bank_group, const DramLocation& where, std::uint64_t earliest,
+                DramService& service);
+  std::uint64_t column(int bank_group, int bank, bool write, std::uint64_t earliest,
+                       DramService& service);
+  void columns(const DramLocation& where, bool write, std::uint64_t earliest, DramService& service);
+  Bank& bank(int group, int index) {
+    return banks_[static_cast<std::size_t>(group * banks_per_group_ + index)];
+  }
+
+  Timing t_;
+  int bank_groups_;
+  int banks_per_group_;
+  std::vector<Bank> banks_;
+  std::array<std::uint64_t, 4> last_acts_{};  // the last four ACTs, oldest first (tFAW)
+  int acts_ = 0;                              // ACTs issued, up to 4 counted
+  std::uint64_t last_act_ = 0;
+  int last_act_group_ = -1;
+  std::uint64_t last_column_ = 0;
+  int last_column_group_ = -1;
+  std::uint64_t last_read_ = 0;  // last RD command
+  bool any_read_ = false;
+  std::uint64_t last_write_end_ = 0;  // end of the last write's data
+  int last_write_group_ = -1;
+  std::uint64_t bus_free_ = 0;  // data bus free from here
+  std::uint64_t next_refresh_ = 0;
+  std::uint64_t refreshes_ = 0;
+  std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
+};
+
+}  // namespace t3

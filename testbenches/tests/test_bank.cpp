@@ -1,0 +1,415 @@
+// The bank-level HBM model (hbm.model = bank) behind the memory controller's socket: address
+// decoding, idle latencies from the timing parameters, row hits and conflicts, FR-FCFS and write
+// drain order, near-memory updates as read + write, refresh, and the efficiency of streams.
+// Each case builds its own design and runs sc_start once (ctest runs every case in its process).
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <systemc>
+#include <tlm>
+
+#include "models/hbm/dram_bank.h"
+#include "models/hbm/memory_controller.h"
+
+using namespace t3;
+using Catch::Matchers::Contains;
+using sc_core::SC_NS;
+using sc_core::sc_time;
+using sc_core::sc_time_stamp;
+using sc_core::SC_ZERO_TIME;
+
+namespace {
+
+struct Bench : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Bench> socket;
+  MemoryController mc;
+
+  Bench(sc_core::sc_module_name name, const HbmConfig& config, SimMode mode = SimMode::Timing)
+      : sc_core::sc_module(name), socket("socket"), mc("mc", config, mode, 0) {
+    socket.bind(mc.socket);
+  }
+
+  static void thread(std::function<void()> body) { sc_core::sc_spawn(std::move(body)); }
+
+  tlm::tlm_response_status access(Op op, std::uint64_t offset, unsigned bytes,
+                                  sc_time delay = SC_ZERO_TIME, unsigned char* data = nullptr,
+                                  TrafficClass traffic_class = TrafficClass::Compute) {
+    T3Extension extension;
+    extension.op = op;
+    extension.traffic_class = traffic_class;
+    extension.element = ElementType::Fp32;
+    tlm::tlm_generic_payload payload;
+    payload.set_address(offset);
+    payload.set_data_ptr(data);
+    payload.set_data_length(bytes);
+    payload.set_streaming_width(bytes);
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    T3Extension::set(payload, extension);
+    socket->b_transport(payload, delay);
+    return payload.get_response_status();
+  }
+};
+
+sc_time ns(double value) {
+  return sc_time(value, SC_NS);
+}
+
+// One pseudo-channel, so every access meets the same banks: 1 channel x 1 pseudo-channel x 64
+// bit at 16 GB/s = 2 Gb/s per pin, a 32 B burst on the bus for 2 ns.
+HbmConfig one_pseudo_channel() {
+  HbmConfig config;
+  config.channels = 1;
+  config.bank.pseudo_channels = 1;
+  config.bandwidth_GBps = 16;
+  config.bank.timing.refi_ns = 0;  // no refresh unless a case asks for it
+  return config;
+}
+
+// Bytes of one row of one bank seen through the address map: with one channel and pseudo-channel
+// the granule (256 B) is followed by the column (page 1 KiB x 4 bank groups / 256 B = 16), then the
+// bank (4), then the row. So offsets 0..4 KiB are one row in the 4 banks of index 0.
+constexpr std::uint64_t kRowSpan = 4096;
+constexpr std::uint64_t kBankSpan = 4 * kRowSpan;  // next row of the same bank: 4 banks later
+
+struct Stream {
+  double GBps = 0;
+  nlohmann::json report;
+};
+
+// One stream: `threads` initiators each issue `per_thread` accesses of `bytes`, at offsets given
+// by `offset`(thread, index) and ops by `op_of`.
+struct StreamSpec {
+  HbmConfig config;
+  int threads;
+  int per_thread;
+  unsigned bytes;
+  std::function<std::uint64_t(int, int)> offset;
+  std::function<Op(int, int)> op_of;
+};
+
+// Runs every stream at once, each on its own controller (independent designs in one simulation,
+// since a process elaborates only once), and returns each one's bandwidth over its own run.
+std::vector<Stream> run_streams(const std::vector<StreamSpec>& specs) {
+  std::vector<std::unique_ptr<Bench>> benches;
+  std::vector<sc_time> finished(specs.size(), SC_ZERO_TIME);
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    benches.push_back(
+        std::make_unique<Bench>(("bench" + std::to_string(k)).c_str(), specs[k].config));
+    for (int t = 0; t < specs[k].threads; ++t) {
+      Bench::thread([&, k, t] {
+        const StreamSpec& spec = specs[k];
+        for (int i = 0; i < spec.per_thread; ++i) {
+          REQUIRE(benches[k]->access(spec.op_of(t, i), spec.offset(t, i), spec.bytes) ==
+                  tlm::TLM_OK_RESPONSE);
+        }
+        finished[k] = std::max(finished[k], sc_time_stamp());
+      });
+    }
+  }
+  sc_core::sc_start();
+  std::vector<Stream> streams;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    REQUIRE(benches[k]->mc.pending() == 0);
+    const double total =
+        static_cast<double>(specs[k].threads) * specs[k].per_thread * specs[k].bytes;
+    streams.push_back({total / (finished[k].to_seconds() * 1e9), benches[k]->mc.report()});
+  }
+  return streams;
+}
+
+// The default geometry (t3-paper, 1000 GB/s over 32 channels x 2 pseudo-channels), with 16
+// initiators each keeping one 64 KiB access in flight (1 MiB, several rows ahead on every
+// pseudo-channel, as a GPU's many SMs keep), or 256 initiators with a 4 KiB access each.
+constexpr int kThreads = 16;
+constexpr int kPerThread = 32;
+constexpr unsigned kBytes = 64 * 1024;
+constexpr int kSmallThreads = 256;
+constexpr unsigned kSmallBytes = 4096;
+constexpr int kSmallPerThread = kPerThread * kBytes / kSmallBytes / (kSmallThreads / kThreads);
+
+std::uint64_t sequential(int t, int i) {
+  return (static_cast<std::uint64_t>(i) * kThreads + static_cast<std::uint64_t>(t)) * kBytes;
+}
+
+}  // namespace
+
+TEST_CASE("Bank address map decodes channel, pseudo-channel, bank, row and column", "[bank][map]") {
+  HbmConfig config;  // 32 channels x 2 pseudo-channels, 4 x 4 banks, 1 KiB pages, 256 B granules
+  const DramAddressMap map(config);
+  CHECK(map.burst_bytes() == 32);
+  // Granule g: channel g % 32, pseudo-channel (g / 32) % 2, column (g / 64) % 16, bank
+  // (g / 1024) % 4, row g / 4096.
+  const auto at = [&](std::uint64_t granule, std::uint64_t inside = 0, std::uint32_t bytes = 256) {
+    return map.locate(granule * 256 + inside, bytes);
+  };
+  CHECK(at(0).channel == 0);
+  CHECK(at(31).channel == 31);
+  CHECK(at(32).channel == 0);
+  CHECK(at(32).pseudo_channel == 1);
+  CHECK(at(64).pseudo_channel == 0);
+  CHECK(at(64).row == 0);
+  CHECK(at(64).bank == 0);  // a column further in the same row
+  CHECK(at(1024).bank == 1);
+  CHECK(at(4096).bank == 0);
+  CHECK(at(4096).row == 1);
+  CHECK(at(0).bursts == 8);
+  CHECK(at(0, 64, 64).first_burst == 2);
+  CHECK(at(0, 64, 64).bursts == 2);
+  CHECK(at(0, 60, 8).bursts == 2);  // straddles a burst boundary
+
+  // Another order: the row right above the granule, the channel on top.
+  config.bank.address_map = "channel,pseudochannel,bank,column,row";
+  const DramAddressMap rows_low(config);
+  CHECK(rows_low.locate(256, 256).row == 1);
+  CHECK(rows_low.locate(256, 256).channel == 0);
+}
+
+TEST_CASE("Bank geometry errors name the parameter", "[bank][map]") {
+  HbmConfig config;
+  config.bank.address_map = "row,bank,column,channel";
+  CHECK_THROWS_WITH(DramAddressMap(config), Contains("hbm.bank.address_map"));
+  config.bank.address_map = "row,bank,column,pseudochannel,channel,bank";
+  CHECK_THROWS_WITH(DramAddressMap(config), Contains("given twice"));
+  config.bank.address_map = "row,bank,col,pseudochannel,channel";
+  CHECK_THROWS_WITH(DramAddressMap(config), Contains("unknown field 'col'"));
+  config = HbmConfig{};
+  config.interleave_bytes = 64;  // less than one 32 B burst in each of 4 bank groups
+  CHECK_THROWS_WITH(DramAddressMap(config), Contains("hbm.interleave_bytes"));
+  config = HbmConfig{};
+  config.bank.page_bytes = 32;
+  CHECK_THROWS_WITH(DramAddressMap(config), Contains("hbm.bank.page_bytes"));
+  config = HbmConfig{};
+  config.bank.write_low = 0.9;
+  CHECK_THROWS_WITH(MemoryController("mc", config, SimMode::Timing, 0),
+                    Contains("hbm.bank.write_low"));
+}
+
+TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]") {
+  const HbmConfig config = one_pseudo_channel();
+  const DramTimingConfig& t = config.bank.timing;
+  const double burst = 2.0;  // 4 beats at 2 Gb/s
+  const double controller = config.bank.controller_latency_ns;
+  Bench bench("bench", config);
+  sc_time closed, hit, conflict, write_closed;
+  Bench::thread([&] {
+    sc_time start = sc_time_stamp();
+    bench.access(Op::Read, 0, 32);  // closed bank: ACT, tRCD, RD, CL, burst
+    closed = sc_time_stamp() - start;
+    bench.access(Op::Read, 32, 32);  // the next bank group's bank: another miss
+    start = sc_time_stamp();
+    bench.access(Op::Read, 0, 32);  // the first burst again: a row hit
+    hit = sc_time_stamp() - start;
+    start = sc_time_stamp();
+    bench.access(Op::Read, kBankSpan, 32);  // same bank, another row: PRE, tRP, ACT, tRCD
+    conflict = sc_time_stamp() - start;
+    start = sc_time_stamp();
+    bench.access(Op::Write, kRowSpan, 32);  // bank 1, closed: ACT, tRCD(wr), WR, CWL, burst
+    write_closed = sc_time_stamp() - start;
+  });
+  sc_core::sc_start();
+  CHECK(closed == ns(t.rcd_rd_ns + t.cl_ns + burst + controller));
+  CHECK(hit == ns(t.cl_ns + burst + controller));
+  // The conflict's precharge waited for nothing (tRAS and tRTP long past), so it costs tRP + tRCD.
+  CHECK(conflict == ns(t.rp_ns + t.rcd_rd_ns + t.cl_ns + burst + controller));
+  CHECK(write_closed == ns(t.rcd_wr_ns + t.cwl_ns + burst + controller));
+  const auto report = bench.mc.report();
+  CHECK(report["row_hits"] == 1);
+  CHECK(report["row_misses"] == 4);
+}
+
+TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
+  const HbmConfig config = one_pseudo_channel();
+  const DramTimingConfig& t = config.bank.timing;
+  Bench bench("bench", config);
+  sc_time second_done;
+  // Two reads to different rows of bank 0, both arriving at 0: the second's PRE must wait tRAS
+  // from the first's ACT (34 ns, more than tRCD + tRTP), then tRP and tRCD.
+  Bench::thread([&] { bench.access(Op::Read, 0, 32); });
+  Bench::thread([&] {
+    bench.access(Op::Read, kBankSpan, 32);
+    second_done = sc_time_stamp();
+  });
+  sc_core::sc_start();
+  CHECK(second_done ==
+        ns(t.ras_ns + t.rp_ns + t.rcd_rd_ns + t.cl_ns + 2.0 + config.bank.controller_latency_ns));
+}
+
+namespace {
+
+// Completion order of: a read opening row 0 of bank 0 (t=0), a conflict in that bank (t=1) and a
+// hit to row 0 (t=2); the last two wait while the first is served.
+std::vector<int> hit_order(BankScheduler scheduler) {
+  HbmConfig config = one_pseudo_channel();
+  config.bank.scheduler = scheduler;
+  Bench bench("bench", config);
+  std::vector<int> order;
+  Bench::thread([&] {
+    bench.access(Op::Read, 0, 256);
+    order.push_back(0);
+  });
+  Bench::thread([&] {
+    bench.access(Op::Read, kBankSpan, 32, ns(1));
+    order.push_back(1);
+  });
+  Bench::thread([&] {
+    bench.access(Op::Read, 256 * 4, 32, ns(2));  // granule 4: a later column of row 0, bank 0
+    order.push_back(2);
+  });
+  sc_core::sc_start();
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("Bank FR-FCFS serves a younger row hit before an older conflict", "[bank][scheduler]") {
+  CHECK(hit_order(BankScheduler::FrFcfs) == std::vector<int>{0, 2, 1});
+}
+
+TEST_CASE("Bank FCFS scheduler serves the older conflict first", "[bank][scheduler]") {
+  CHECK(hit_order(BankScheduler::Fcfs) == std::vector<int>{0, 1, 2});
+}
+
+TEST_CASE("Bank write drain holds writes back until the high watermark", "[bank][scheduler]") {
+  HbmConfig config = one_pseudo_channel();
+  config.queue_depth = 8;
+  config.bank.write_high = 0.5;  // drain from 4 queued writes
+  config.bank.write_low = 0.25;  // down to 2
+  Bench bench("bench", config);
+  std::vector<std::pair<Op, int>> order;
+  // t=0: a read occupies the channel. t=1: 3 writes and 3 reads arrive (writes first, all to
+  // open-or-closed rows alike: different banks' first granule). Below the watermark the reads go
+  // first although younger; then the writes.
+  Bench::thread([&] { bench.access(Op::Read, 0, 256); });
+  for (int i = 0; i < 3; ++i) {
+    Bench::thread([&, i] {
+      bench.access(Op::Write, kRowSpan * static_cast<std::uint64_t>(1 + i), 32, ns(1));
+      order.emplace_back(Op::Write, i);
+    });
+  }
+  for (int i = 0; i < 3; ++i) {
+    Bench::thread([&, i] {
+      bench.access(Op::Read, 2 * kBankSpan + kRowSpan * static_cast<std::uint64_t>(i), 32, ns(1.5));
+      order.emplace_back(Op::Read, i);
+    });
+  }
+  sc_core::sc_start();
+  REQUIRE(order.size() == 6);
+  for (int k = 0; k < 3; ++k) CHECK(order[static_cast<std::size_t>(k)].first == Op::Read);
+  for (int k = 3; k < 6; ++k) CHECK(order[static_cast<std::size_t>(k)].first == Op::Write);
+}
+
+TEST_CASE("Bank write drain serves writes first at the high watermark", "[bank][scheduler]") {
+  HbmConfig config = one_pseudo_channel();
+  config.queue_depth = 8;
+  config.bank.write_high = 0.5;  // 4 writes queued start the drain
+  config.bank.write_low = 0.125;
+  Bench bench("bench", config);
+  std::vector<Op> order;
+  Bench::thread([&] { bench.access(Op::Read, 0, 256); });
+  for (int i = 0; i < 4; ++i) {
+    Bench::thread([&, i] {
+      bench.access(Op::Write, kRowSpan * static_cast<std::uint64_t>(1 + i % 3), 32, ns(1));
+      order.push_back(Op::Write);
+    });
+  }
+  Bench::thread([&] {
+    bench.access(Op::Read, 2 * kBankSpan, 32, ns(1.5));
+    order.push_back(Op::Read);
+  });
+  sc_core::sc_start();
+  REQUIRE(order.size() == 5);
+  // Writes drain down to the low watermark (1 write) before the read: three writes go first.
+  CHECK(order[0] == Op::Write);
+  CHECK(order[1] == Op::Write);
+  CHECK(order[2] == Op::Write);
+  CHECK(order[3] == Op::Read);
+}
+
+TEST_CASE("Bank update is a read, the ALU and a write of the bank", "[bank][nmc]") {
+  const HbmConfig config = one_pseudo_channel();
+  const DramTimingConfig& t = config.bank.timing;
+  Bench bench("bench", config, SimMode::Functional);
+  std::vector<float> base(8, 1.5f), add(8, 2.0f), out(8, 0.0f);
+  sc_time update_done, write_done;
+  Bench::thread([&] {
+    bench.access(Op::Write, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(base.data()));
+    sc_time start = sc_time_stamp();
+    bench.access(Op::Update, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(add.data()));
+    update_done = sc_time_stamp() - start;
+    bench.access(Op::Read, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(out.data()));
+    start = sc_time_stamp();
+    bench.access(Op::Write, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(base.data()));
+    write_done = sc_time_stamp() - start;
+  });
+  sc_core::sc_start();
+  for (float v : out) CHECK(v == 3.5f);
+  // Row open, turnarounds long past: RD, CL, burst, ALU, then the WR whose data starts as the sum
+  // is ready, burst.
+  CHECK(update_done ==
+        ns(t.cl_ns + 2.0 + config.nmc_alu_latency_ns + 2.0 + config.bank.controller_latency_ns));
+  CHECK(write_done == ns(t.cwl_ns + 2.0 + config.bank.controller_latency_ns));
+}
+
+TEST_CASE("Bank stream efficiencies: sequential reads near peak, mixes and random below",
+          "[bank][stream]") {
+  const HbmConfig config;  // t3-paper geometry, 1000 GB/s peak
+  const auto all = [](Op op) { return [op](int, int) { return op; }; };
+  std::mt19937_64 random(7);
+  std::vector<std::uint64_t> offsets(kSmallThreads * kSmallPerThread);
+  for (auto& o : offsets) o = (random() % ((8ull << 30) / kSmallBytes)) * kSmallBytes;
+  const auto streams = run_streams({
+      {config, kThreads, kPerThread, kBytes, sequential, all(Op::Read)},
+      {config, kThreads, kPerThread, kBytes, sequential, all(Op::Write)},
+      // 50/50: every other access of the one sequential stream is a write.
+      {config, kThreads, kPerThread, kBytes, sequential,
+       [](int t, int i) { return (t + i) % 2 ? Op::Write : Op::Read; }},
+      // Random 4 KiB reads, the same bytes in flight.
+      {config, kSmallThreads, kSmallPerThread, kSmallBytes,
+       [&](int t, int i) { return offsets[static_cast<std::size_t>(t * kSmallPerThread + i)]; },
+       all(Op::Read)},
+  });
+  const Stream& reads = streams[0];
+  const Stream& writes = streams[1];
+  const Stream& mix = streams[2];
+  const Stream& scattered = streams[3];
+  INFO("reads " << reads.GBps << ", writes " << writes.GBps << ", mix " << mix.GBps << ", random "
+                << scattered.GBps << " GB/s");
+  CHECK(reads.GBps >= 0.85 * config.bandwidth_GBps);
+  CHECK(reads.GBps <= config.bandwidth_GBps);
+  CHECK(writes.GBps >= 0.85 * config.bandwidth_GBps);
+  // The mix pays turnarounds amortised over write-drain batches; random reads a row miss each.
+  CHECK(mix.GBps < 0.99 * reads.GBps);
+  CHECK(mix.GBps > 0.8 * config.bandwidth_GBps);
+  CHECK(scattered.GBps < 0.75 * reads.GBps);
+  CHECK(reads.report["row_hit_rate"].get<double>() > 0.9);
+  CHECK(scattered.report["row_hit_rate"].get<double>() < 0.5);
+}
+
+TEST_CASE("Bank refresh takes tRFC out of every tREFI", "[bank][refresh]") {
+  HbmConfig config = one_pseudo_channel();
+  config.bank.timing.refi_ns = 3900;
+  // One pseudo-channel streaming row hits for 40 us: about 10 refreshes, each closing the banks.
+  const int per_thread = 320;
+  const Stream with =
+      run_streams({{config, 8, per_thread, 256,
+                    [](int t, int i) {
+                      return (static_cast<std::uint64_t>(i * 8 + t) * 256) % (16 * 4096);
+                    },
+                    [](int, int) { return Op::Read; }}})
+          .front();
+  const double elapsed_us = 8.0 * per_thread * 256 / with.GBps / 1e3;
+  const auto refreshes = with.report["refreshes"].get<double>();
+  CHECK(refreshes >= std::floor(elapsed_us * 1e3 / 3900) - 1);
+  CHECK(refreshes <= std::ceil(elapsed_us * 1e3 / 3900) + 1);
+  const DramTimingConfig& t = config.bank.timing;
+  CHECK(with.GBps <= config.bandwidth_GBps * (1 - t.rfc_ns / t.refi_ns));
+}
