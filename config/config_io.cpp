@@ -403,6 +403,13 @@ std::string rotational_symmetry_refusal(const SystemConfig& config) {
     return "needs at least 3 GPUs (gpus = " + std::to_string(config.gpus) +
            "): on 2 it does not match an every-GPU run";
   }
+  // Measured (docs/performance.md): direct T3 on 8 fully-connected GPUs came out 6% short of the
+  // every-GPU run with the bank-level HBM (within 0.1% with hbm.model = simple).
+  if (direct_collective(config)) {
+    return "does not match an every-GPU run for direct collectives yet (workload.collective = "
+           "direct, the default on fully-connected and switch topologies; set "
+           "workload.collective=ring or sim.symmetry=none)";
+  }
   return {};
 }
 

@@ -85,9 +85,12 @@ TEST_CASE("tags move with their chunk; untracked tags and tags past the band do 
 // DRAM total stay within the bound; how its collective bytes split between RS and AG categories
 // through L2 write-backs may differ by more (docs/performance.md has the figures). Bounds: the
 // sublayer's time 0.5%, each phase's 1%, DRAM total 1%.
+// On a mesh the collectives follow the ring (workload.collective = ring): the direct ones are
+// refused under symmetry (below).
 void check_symmetric(int tp, const std::string& topology) {
   const std::string args = "--model mega-gpt-2 --sublayer fc2 --tokens 2048 --jobs 2 --tp " +
-                           std::to_string(tp) + " --set topology.kind=" + topology;
+                           std::to_string(tp) + " --set topology.kind=" + topology +
+                           " --set workload.collective=ring";
   const std::string name = "symmetry-" + topology + "-" + std::to_string(tp);
   const nlohmann::json full = run_json("compare", args, name + "-full.json");
   const nlohmann::json symmetric =
@@ -157,4 +160,6 @@ TEST_CASE("rotational symmetry is refused where no GPU stands for another", "[sy
   check_refused("--tp 8 --tokens 2048 --set topology.kind=switch",
                 "sim.symmetry: rotational is not supported behind a switch");
   check_refused("--tp 2 --tokens 1024", "sim.symmetry: rotational needs at least 3 GPUs");
+  check_refused("--tp 8 --tokens 2048 --set topology.kind=fully-connected",
+                "sim.symmetry: rotational does not match an every-GPU run for direct collectives");
 }
