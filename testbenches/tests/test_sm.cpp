@@ -740,10 +740,11 @@ TEST_CASE("Host stops at an MMIO error, an expectation mismatch, or a busy doorb
     mismatch.host.load(p);
   }
   {
+    // Long enough (128 K steps per tile) to be running when the second doorbell rings.
     Launch l{};
-    l.m = 64, l.n = 64, l.k = 64, l.tile_m = 32, l.tile_n = 32, l.tile_k = 32;
-    l.a = busy.hbm(0), l.b = busy.hbm(1 << 20);
-    l.outs = {{busy.hbm(2 << 20)}};
+    l.m = 64, l.n = 64, l.k = 4096, l.tile_m = 32, l.tile_n = 32, l.tile_k = 32;
+    l.a = busy.hbm(0), l.b = busy.hbm(4 << 20);
+    l.outs = {{busy.hbm(8 << 20)}};
     l.note = "first";
     Program p;
     append_launch(p, busy.dispatcher_base(), l);
@@ -791,7 +792,11 @@ TEST_CASE("SM: a store nobody answers fails the kernel with a memory fault", "[h
   CHECK(error.rfind("gpu0: launch 'gemm remote': the kernel failed: memory fault (error 6) at 0x",
                     0) == 0);
   CHECK(bench.dispatcher.error() == reg::kMemoryFault);
-  CHECK(bench.router.address_error_count() == 4);  // one per tile: each stops at its first fault
+  // Stores are posted: every request of a tile's store is in flight before the first fault comes
+  // back, so each of the 4 tiles (32 x 32 fp32 = 4 KiB) faults in all its request_bytes pieces.
+  const std::uint64_t pieces_per_tile = 32 * 32 * 4 / setup.sm.request_bytes;
+  REQUIRE(pieces_per_tile == 4);
+  CHECK(bench.router.address_error_count() == 4 * pieces_per_tile);
   CHECK(bench.dispatcher.launches().at(0).status == reg::kFailed);
 }
 
