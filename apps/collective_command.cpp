@@ -15,6 +15,7 @@
 #include "models/system/simulation.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
+#include "workloads/scenario.h"
 #include "workloads/t3_plan.h"
 
 namespace t3::cli {
@@ -23,7 +24,6 @@ namespace {
 
 constexpr const char* kOps = "reduce-scatter, all-gather, all-reduce";
 constexpr const char* kImpls = "ring-sm, ring-dma-nmc, direct-dma-nmc";
-constexpr int kDefaultChannelCap = 16;
 constexpr std::uint64_t kElementBytes = 4;  // the collective carries fp32 elements
 
 po::options_description collective_options() {
@@ -40,8 +40,9 @@ po::options_description collective_options() {
       "all-gather output, the all-reduce input; any whole number of 4-byte fp32 elements, down to "
       "one (chunks then differ by an element, or are empty)")(
       "channels", po::value<int>(),
-      "ring channels, one workgroup each, 1..64 (default: min(sm.count x sm.occupancy, 16), "
-      "one per resident workgroup slot, capped like NCCL's ring channels); ring-sm only")(
+      "ring channels, one workgroup each, 1..64 (default: what NCCL picks for the class of "
+      "machine, 24 on a switch and 16 on point-to-point links, at most sm.count x "
+      "sm.occupancy); ring-sm only")(
       "slices", po::value<int>(),
       "slices per chunk, 1..16 (direct-dma-nmc: 1..16/(n-1)) and at most the smaller chunk's "
       "elements, each a DMA descriptor and a tracker tag (default: the largest such count "
@@ -142,10 +143,8 @@ std::uint64_t direct_data_bytes(const TpGroup& group, const std::vector<Collecti
 }
 
 int sm_channels(const po::variables_map& values, const SystemConfig& config) {
-  const int channels = values.count("channels")
-                           ? values["channels"].as<int>()
-                           : static_cast<int>(std::min<std::int64_t>(
-                                 config.sm.count * config.sm.occupancy, kDefaultChannelCap));
+  const int channels =
+      values.count("channels") ? values["channels"].as<int>() : default_ring_channels(config);
   if (channels < 1 || channels > static_cast<int>(dispatcher::kMaxChannels)) {
     throw UsageError("--channels " + std::to_string(channels) + ": must be in [1, " +
                      std::to_string(dispatcher::kMaxChannels) + "]");
@@ -414,6 +413,10 @@ void print_summary(const Request& r, const Measured& m) {
       "%.2f MB on the wire, summed over links\n",
       m.payload_bytes / 1e6, m.timed.data / 1e6, r.impl == Impl::DirectDmaNmc ? "direct" : "ring",
       r.impl == Impl::RingSm ? "the rest flags" : "no flags", m.wire_bytes / 1e6);
+  if (r.impl == Impl::RingSm) {
+    std::printf("  per channel         %.2f GB/s busbw per channel (%d channels)\n",
+                m.bw.busbw_GBps / r.sm.channels, r.sm.channels);
+  }
   std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", r.ops.size(),
               r.impl == Impl::RingSm ? (r.ops.size() == 1 ? "launch" : "launches")
                                      : (r.ops.size() == 1 ? "DMA collective" : "DMA collectives"),
@@ -441,6 +444,8 @@ nlohmann::json result_document(const Request& r, const Measured& m) {
       {"config", to_json(r.config)}};
   if (r.impl == Impl::RingSm) {
     document["channels"] = r.sm.channels;
+    // What one channel (one workgroup) carries: the bus bandwidth shared by the channels.
+    document["busbw_per_channel_GBps"] = m.bw.busbw_GBps / r.sm.channels;
   } else {
     document["slices"] = dma_slices(r.dma);
   }

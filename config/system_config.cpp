@@ -192,6 +192,15 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("sm.occupancy", s.occupancy, {"", "workgroups resident per SM at once", 1, 64});
   v.visit("sm.request_bytes", s.request_bytes,
           {"byte", "largest memory request an SM issues (simulation granularity)", 64, 1 << 24});
+  v.visit("sm.max_inflight_bytes", s.max_inflight_bytes,
+          {"byte",
+           "loads and stores an SM keeps in flight at once, over its workgroups (its miss/request "
+           "capacity); a workgroup waits for room when they are used up",
+           64, 1 << 30});
+  v.visit("sm.issue_bytes_per_clock", s.issue_bytes_per_clock,
+          {"byte/clk",
+           "load data and store data an SM moves per clock, each (its port to the memory system)",
+           1, 1e6});
   v.visit("sm.launch_latency_ns", s.launch_latency_ns,
           {"ns", "kernel launch: doorbell to first workgroup dispatch", 0, 1e9});
   v.visit("sm.dispatch_ns", s.dispatch_ns,
@@ -223,8 +232,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"element", "K step a workgroup reads and multiplies at a time", 1, 65536});
   v.visit("tracker.entries", c.tracker.entries,
           {"", "output tiles the tracker counts at once; a full table back-pressures", 1, 1 << 20});
-  v.visit("dma.bandwidth_GBps", c.dma.bandwidth_GBps,
-          {"GB/s", "rate at which the DMA engine moves data", 1e-3, 1e6});
+  v.visit("dma.outstanding_bytes", c.dma.outstanding_bytes,
+          {"byte",
+           "the DMA engine's read-ahead buffer: bytes read and not yet acknowledged at the "
+           "destination; reads issue as far ahead as it allows",
+           64, 1 << 30});
   v.visit("dma.in_flight", c.dma.in_flight, {"", "transfers the DMA engine runs at once", 1, 1024});
   v.visit("dma.chunk_bytes", c.dma.chunk_bytes,
           {"byte", "largest memory request the DMA engine issues", 64, 1 << 24});

@@ -140,9 +140,12 @@ struct SmConfig {
   double flops_per_clock = 1024;       // dense FP16 matrix FLOPs per SM per clock
   double efficiency = 0.8;             // fraction of peak matrix throughput a GEMM step reaches
   std::int64_t occupancy = 2;          // workgroups resident per SM
-  std::int64_t request_bytes = 16384;  // largest memory request an SM issues
-  double launch_latency_ns = 2000.0;   // doorbell to first workgroup
-  double dispatch_ns = 5.0;            // per workgroup, dispatcher to SM
+  std::int64_t request_bytes = 16384;  // largest memory request an SM issues (granularity only)
+  // Bytes of loads and stores an SM keeps in flight at once (its miss/request capacity).
+  std::int64_t max_inflight_bytes = 65536;
+  double issue_bytes_per_clock = 64;  // load data and store data an SM moves per clock, each
+  double launch_latency_ns = 2000.0;  // doorbell to first workgroup
+  double dispatch_ns = 5.0;           // per workgroup, dispatcher to SM
 };
 
 struct L2Config {
@@ -168,9 +171,9 @@ struct TrackerConfig {
 };
 
 struct DmaConfig {
-  double bandwidth_GBps = 200.0;     // engine read/write rate
-  std::int64_t in_flight = 4;        // transfers in progress at once
-  std::int64_t chunk_bytes = 16384;  // largest request the engine issues
+  std::int64_t outstanding_bytes = 524288;  // read-ahead buffer: bytes read and not yet delivered
+  std::int64_t in_flight = 4;               // transfers in progress at once
+  std::int64_t chunk_bytes = 16384;         // largest request the engine issues
 };
 
 struct WorkloadConfig {

@@ -414,7 +414,11 @@ SystemConfig scenario_config(const SystemConfig& config, Scenario scenario) {
 }
 
 int default_ring_channels(const SystemConfig& config) {
-  return static_cast<int>(std::min<std::int64_t>(config.sm.count * config.sm.occupancy, 16));
+  constexpr std::int64_t kSwitchChannels = 24;  // NCCL on 8-GPU NVSwitch machines
+  constexpr std::int64_t kLinkChannels = 16;    // point-to-point links: no published figure
+  const std::int64_t channels =
+      config.topology.kind == TopologyKind::Switch ? kSwitchChannels : kLinkChannels;
+  return static_cast<int>(std::min(config.sm.count * config.sm.occupancy, channels));
 }
 
 ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, Scenario scenario,

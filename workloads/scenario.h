@@ -104,8 +104,10 @@ ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, S
                            ElementCode element = kElementFp16,
                            ElementCode out_element = kElementFp16);
 
-// Ring channels the SM collectives use: one per resident workgroup slot, capped at 16 like NCCL's
-// ring channels.
+// Ring channels the SM collectives use, as NCCL picks them for the class of machine: 24 on a
+// switch (NCCL's search finds 12 rings on an 8-GPU NVSwitch A100 or H100 and doubles them), 16 on
+// point-to-point rings and meshes (no published figure for them); at most one per resident
+// workgroup slot. docs/calibration.md has the sources.
 int default_ring_channels(const SystemConfig& config);
 
 }  // namespace t3

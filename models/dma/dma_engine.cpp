@@ -47,12 +47,13 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
       prefix_("gpu" + std::to_string(gpu) + " dma: "),
       descriptors_(kDescriptors),
       errors_(kMsgType, kMaxErrorMessages) {
-  if (!(config.bandwidth_GBps > 0)) throw ConfigError("dma.bandwidth_GBps: must be positive");
+  if (config.outstanding_bytes < 1) {
+    throw ConfigError("dma.outstanding_bytes: must be at least 1");
+  }
   if (config.in_flight < 1) throw ConfigError("dma.in_flight: must be at least 1");
   if (config.chunk_bytes < 4) throw ConfigError("dma.chunk_bytes: must be at least 4");
   trigger_export.bind(*this);
   piece_bytes_ = static_cast<std::uint64_t>(config.chunk_bytes) & ~std::uint64_t{3};
-  ns_per_byte_ = 1.0 / config.bandwidth_GBps;  // 1 GB/s = 1 byte/ns
 
   auto ro = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
                    Reader read) { add_register(offset, reg, doc, std::move(read)); };
@@ -191,14 +192,18 @@ void DmaEngine::run(const Job& job, Slot& slot) {
   slot.error = false;
   for (std::uint64_t offset = 0; offset < request.bytes;) {
     const auto bytes = static_cast<std::uint32_t>(std::min(piece_bytes_, request.bytes - offset));
-    while (slot.outstanding >= static_cast<std::uint32_t>(kPiecesInFlight)) wait(slot.done);
-    // The engine's calendar: this piece's slot starts when the engine is free.
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    const sc_core::sc_time start = std::max(now, calendar_);
-    const sc_core::sc_time span(static_cast<double>(bytes) * ns_per_byte_, sc_core::SC_NS);
-    calendar_ = start + span;
-    stats_.busy_ns += span.to_seconds() * 1e9;
-    if (start > now) wait(start - now);
+    // Room in the read-ahead buffer (a piece larger than the whole buffer goes alone).
+    const auto room = [&] {
+      return buffer_bytes_ == 0 ||
+             buffer_bytes_ + bytes <= static_cast<std::uint64_t>(config_.outstanding_bytes);
+    };
+    if (!room()) {
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
+      while (!room()) wait(buffer_freed_);
+      stats_.buffer_wait += sc_core::sc_time_stamp() - start;
+    }
+    buffer_bytes_ += bytes;
+    stats_.max_buffer_bytes = std::max(stats_.max_buffer_bytes, buffer_bytes_);
     Lane& lane = idle_lane();
     lane.source = request.source + offset;
     lane.destination = request.destination + offset;
@@ -241,6 +246,8 @@ void DmaEngine::lane(Lane& lane) {
   for (;;) {
     while (!lane.busy) wait(lane.start);
     move(lane);
+    buffer_bytes_ -= lane.bytes;
+    buffer_freed_.notify();
     Slot& slot = *lane.slot;
     lane.busy = false;
     idle_lanes_.push_back(&lane);
@@ -298,7 +305,6 @@ void DmaEngine::move(Lane& lane) {
 }
 
 nlohmann::json DmaEngine::report() const {
-  const double elapsed_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;
   nlohmann::json j;
   j["transfers"] = stats_.transfers;
   j["triggered"] = stats_.triggered;
@@ -309,8 +315,8 @@ nlohmann::json DmaEngine::report() const {
   j["bytes"] = {{"read", stats_.bytes_read},
                 {"write", stats_.bytes_written},
                 {"update", stats_.bytes_updated}};
-  j["busy_ns"] = stats_.busy_ns;
-  j["utilisation"] = elapsed_ns > 0 ? stats_.busy_ns / elapsed_ns : 0.0;
+  j["max_buffer_bytes"] = stats_.max_buffer_bytes;
+  j["buffer_wait_ns"] = stats_.buffer_wait.to_seconds() * 1e9;
   j["max_running"] = stats_.max_running;
   j["max_pieces_in_flight"] = stats_.max_pieces_in_flight;
   j["lanes"] = lanes_.size();

@@ -9,10 +9,11 @@
 //   tag) and then writes or updates the destination with the data it read (Communication,
 //   Uncached, the request's tag and element type), through `out` (bind it to the GPU's
 //   router, which reaches every GPU's HBM).
-// - Pacing: one reservation calendar for the whole engine. A piece of b bytes occupies
-//   b / dma.bandwidth_GBps of engine time; it is issued when its slot starts. A transfer keeps up
-//   to kPiecesInFlight pieces outstanding, so memory and link latency are hidden and a lone
-//   transfer moves at the engine's rate when the path allows it.
+// - Read-ahead, no pacing rate: the engine holds the data it has read in one buffer of
+//   dma.outstanding_bytes. A piece takes its bytes of the buffer when its read is issued and gives
+//   them back when its write or update is acknowledged at the destination, so reads run as far
+//   ahead as the buffer allows (they reach memory in bursts, as in hardware) and are otherwise held
+//   back only by the path: memory, the link's serialiser and its credits.
 // - Functional mode: real data moves (the read's payload buffer is the write's operand). Timing
 //   mode moves the same (pooled) buffers, and memory ignores them.
 // - A piece answered with an error response is counted (ERRORS), described in errors() and marks
@@ -72,9 +73,10 @@ struct DmaStats {
   std::uint64_t bytes_read = 0;
   std::uint64_t bytes_written = 0;  // stores
   std::uint64_t bytes_updated = 0;  // updates
-  double busy_ns = 0;               // engine time reserved by pieces
   std::uint64_t max_running = 0;
   std::uint64_t max_pieces_in_flight = 0;
+  std::uint64_t max_buffer_bytes = 0;  // most bytes held in the read-ahead buffer at once
+  sc_core::sc_time buffer_wait;        // time transfers waited for room in the buffer
 };
 
 class DmaEngine : public RegisterBlock, public DmaTriggerIf {
@@ -83,10 +85,6 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   // RegisterBlock::socket, bound to the MMIO bus like every register block's.
   tlm_utils::simple_initiator_socket<DmaEngine> out;
   sc_core::sc_export<DmaTriggerIf> trigger_export;  // bind Tracker::dma here
-
-  // Pieces a transfer keeps outstanding at most (a design constant: 32 x 16 KiB covers an NVLink
-  // round trip at the default rates).
-  static constexpr int kPiecesInFlight = 32;
 
   DmaEngine(sc_core::sc_module_name name, const DmaConfig& config, sc_core::sc_time mmio_latency,
             int gpu);
@@ -135,12 +133,12 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   int gpu_;
   std::string prefix_;  // "gpuN dma: "
   std::uint64_t piece_bytes_;
-  double ns_per_byte_;
+  std::uint64_t buffer_bytes_ = 0;  // of the read-ahead buffer in use
+  sc_core::sc_event buffer_freed_;
   std::vector<Descriptor> descriptors_;
   std::deque<Job> queue_;
   std::size_t running_ = 0;
   std::uint64_t pieces_in_flight_ = 0;
-  sc_core::sc_time calendar_;  // the engine is reserved up to here
   sc_core::sc_event queue_event_;
   sc_core::sc_event idle_event_;
   std::vector<std::unique_ptr<Lane>> lanes_;

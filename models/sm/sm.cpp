@@ -39,7 +39,14 @@ Sm::Sm(sc_core::sc_module_name name, const SmConfig& config, SimMode mode, int g
   if (!(flops_per_second_ > 0)) {
     throw ConfigError("sm.flops_per_clock, sm.clock_GHz, sm.efficiency: must be positive");
   }
-  slots_.resize(static_cast<std::size_t>(config.occupancy));
+  if (config.max_inflight_bytes < 1) {
+    throw ConfigError("sm.max_inflight_bytes: must be at least 1");
+  }
+  if (!(config.issue_bytes_per_clock > 0)) {
+    throw ConfigError("sm.issue_bytes_per_clock: must be positive");
+  }
+  ns_per_issue_byte_ = 1.0 / (config.issue_bytes_per_clock * config.clock_GHz);
+  for (int slot = 0; slot < config.occupancy; ++slot) slots_.push_back(std::make_unique<Slot>());
   for (int slot = 0; slot < config.occupancy; ++slot) {
     sc_core::sc_spawn([this, slot] { slot_thread(slot); },
                       ("slot_" + std::to_string(slot)).c_str());
@@ -63,7 +70,7 @@ sc_core::sc_time Sm::reserve_pipe(sc_core::sc_time duration) {
 }
 
 void Sm::slot_thread(int slot_index) {
-  Slot& slot = slots_[static_cast<std::size_t>(slot_index)];
+  Slot& slot = *slots_[static_cast<std::size_t>(slot_index)];
   for (;;) {
     const WorkItem item = work->read();
     WgDone result;
@@ -72,6 +79,7 @@ void Sm::slot_thread(int slot_index) {
     result.sm = index_;
     slot.kind = static_cast<int>(item.kernel->kind);
     slot.tile = item.tile;
+    slot.result = &result;
     switch (item.kernel->kind) {
       case dispatcher::kGemm:
         run_gemm(slot, item.kernel->gemm, item.tile, result);
@@ -85,6 +93,10 @@ void Sm::slot_thread(int slot_index) {
                                     .c_str());
         break;
     }
+    // The workgroup ends when its posted stores are acknowledged (and, after a fault, when what
+    // it still had in flight has come back).
+    fence(slot);
+    slot.result = nullptr;
     slot.kind = -1;
     ++stats_.wgs;
     done->write(result);
@@ -125,8 +137,11 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
         gemm.a + static_cast<std::uint64_t>(a_layout.tile_offset(r, step) * eb);
     const std::uint64_t b_address =
         gemm.b + static_cast<std::uint64_t>(b_layout.tile_offset(step, c) * eb);
-    return read(a_address, a_bytes, gemm.element, functional ? slot.a.data() : nullptr, result) &&
-           read(b_address, b_bytes, gemm.element, functional ? slot.b.data() : nullptr, result);
+    const T3Extension extension = gemm_read(gemm.element);
+    issue(slot, a_address, a_bytes, extension, functional ? slot.a.data() : nullptr, nullptr,
+          &slot.loads);
+    issue(slot, b_address, b_bytes, extension, functional ? slot.b.data() : nullptr, nullptr,
+          &slot.loads);
   };
   // Functional: acc += A_step x B_step from the bytes that were read.
   auto accumulate = [&](std::int64_t kw) {
@@ -148,14 +163,16 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
     }
   };
 
-  // Double buffering: step s + 1 is read while step s computes on the shared math pipe.
-  if (!load(0)) return false;
+  // Double buffering: step s + 1 is read while step s computes on the shared math pipe; a step's
+  // reads are all in flight at once, as far as the SM's request capacity allows.
+  load(0);
   for (std::int64_t step = 0; step < steps; ++step) {
+    if (!await(slot, slot.loads)) return false;
     const std::int64_t kw = k_width(step);
     if (functional) accumulate(kw);
     const sc_core::sc_time end =
         reserve_pipe(sc_core::sc_time(step_seconds(h, w, kw), sc_core::SC_SEC));
-    if (step + 1 < steps && !load(step + 1)) return false;
+    if (step + 1 < steps) load(step + 1);
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (end > now) wait(end - now);
   }
@@ -183,7 +200,9 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   extension.unit_kind = UnitKind::Sm;
   extension.tag = out.tagged ? static_cast<std::uint32_t>(tile) : kNoTag;
   extension.cache_hint = out.cache_hint;
-  return write(address, bytes, extension, functional ? slot.out.data() : nullptr, result);
+  // Posted: the workgroup's end (the fence in slot_thread) waits for the acknowledgements.
+  issue(slot, address, bytes, extension, nullptr, functional ? slot.out.data() : nullptr, nullptr);
+  return !result.fault;
 }
 
 bool Sm::transport(tlm::tlm_generic_payload& payload, WgDone& result, bool posted) {
@@ -191,6 +210,11 @@ bool Sm::transport(tlm::tlm_generic_payload& payload, WgDone& result, bool poste
   socket->b_transport(payload, delay);
   if (!posted && delay > sc_core::SC_ZERO_TIME) wait(delay);
   if (payload.is_response_ok()) return true;
+  record_fault(payload, result);
+  return false;
+}
+
+void Sm::record_fault(const tlm::tlm_generic_payload& payload, WgDone& result) {
   ++stats_.faults;
   faults_.add(std::string(name()) + ": " + (payload.is_read() ? "read" : "write") + " of " +
               std::to_string(payload.get_data_length()) + " bytes at " +
@@ -199,11 +223,9 @@ bool Sm::transport(tlm::tlm_generic_payload& payload, WgDone& result, bool poste
     result.fault = true;
     result.fault_address = payload.get_address();
   }
-  return false;
 }
 
-bool Sm::read(std::uint64_t address, std::uint64_t bytes, ElementType element, unsigned char* into,
-              WgDone& result) {
+T3Extension Sm::gemm_read(ElementType element) const {
   T3Extension extension;
   extension.op = Op::Read;
   extension.element = element;
@@ -212,49 +234,121 @@ bool Sm::read(std::uint64_t address, std::uint64_t bytes, ElementType element, u
   extension.unit_kind = UnitKind::Sm;
   extension.tag = kNoTag;
   extension.cache_hint = CacheHint::Cached;
-  return read(address, bytes, extension, into, result);
+  return extension;
 }
 
-bool Sm::read(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
-              unsigned char* into, WgDone& result) {
+// ---- Requests in flight -------------------------------------------------------------------------
+
+// A request thread: one request at a time, from its issue to its completion (an MSHR with the
+// thread that waits for it). Lanes are spawned on demand and reused, so an SM has as many as it
+// ever had requests in flight at once.
+struct Sm::Lane {
+  sc_core::sc_event start;
+  bool busy = false;
+  tlm::tlm_generic_payload* payload = nullptr;
+  sc_core::sc_time arrival;       // when the request has passed the SM's port
+  unsigned char* into = nullptr;  // a read's destination (functional mode)
+  Slot* slot = nullptr;
+  Ticket* ticket = nullptr;
+};
+
+Sm::~Sm() = default;
+
+sc_core::sc_time Sm::reserve_port(bool load, std::uint64_t bytes) {
+  sc_core::sc_time& port = load ? load_port_free_ : store_port_free_;
+  const sc_core::sc_time start = std::max(sc_core::sc_time_stamp(), port);
+  port = start + sc_core::sc_time(static_cast<double>(bytes) * ns_per_issue_byte_, sc_core::SC_NS);
+  return port;
+}
+
+bool Sm::has_room(std::uint64_t bytes) const {
+  return inflight_bytes_ == 0 ||
+         inflight_bytes_ + bytes <= static_cast<std::uint64_t>(config_.max_inflight_bytes);
+}
+
+void Sm::issue(Slot& slot, std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
+               unsigned char* into, const unsigned char* from, Ticket* ticket) {
   const std::uint64_t eb = element_bytes(extension.element);
   const std::uint64_t piece_max =
       std::max<std::uint64_t>(eb, static_cast<std::uint64_t>(config_.request_bytes) / eb * eb);
+  const bool load = extension.op == Op::Read;
   for (std::uint64_t done_bytes = 0; done_bytes < bytes;) {
     const std::uint64_t piece = std::min(piece_max, bytes - done_bytes);
-    tlm::tlm_generic_payload* payload =
-        make_payload(pool_, address + done_bytes, static_cast<std::size_t>(piece), extension);
-    const bool ok = transport(*payload, result);
-    if (ok) {
-      if (into) std::memcpy(into + done_bytes, payload->get_data_ptr(), piece);
-      stats_.bytes_read += piece;
-      ++stats_.reads;
+    if (!has_room(piece)) {
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
+      while (!has_room(piece)) wait(room_);
+      stats_.budget_wait += sc_core::sc_time_stamp() - start;
     }
-    payload->release();
-    if (!ok) return false;
-    done_bytes += piece;
-  }
-  return true;
-}
-
-bool Sm::write(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
-               const unsigned char* from, WgDone& result) {
-  const std::uint64_t eb = element_bytes(extension.element);
-  const std::uint64_t piece_max =
-      std::max<std::uint64_t>(eb, static_cast<std::uint64_t>(config_.request_bytes) / eb * eb);
-  for (std::uint64_t done_bytes = 0; done_bytes < bytes;) {
-    const std::uint64_t piece = std::min(piece_max, bytes - done_bytes);
+    inflight_bytes_ += piece;
+    stats_.max_inflight_bytes = std::max(stats_.max_inflight_bytes, inflight_bytes_);
     tlm::tlm_generic_payload* payload =
         make_payload(pool_, address + done_bytes, static_cast<std::size_t>(piece), extension);
     if (from) std::memcpy(payload->get_data_ptr(), from + done_bytes, piece);
-    const bool ok = transport(*payload, result);
-    payload->release();
-    if (!ok) return false;
-    stats_.bytes_written += piece;
-    ++stats_.writes;
+    Lane& lane = idle_lane();
+    lane.payload = payload;
+    lane.arrival = reserve_port(load, piece);
+    lane.into = into ? into + done_bytes : nullptr;
+    lane.slot = &slot;
+    lane.ticket = ticket;
+    lane.busy = true;
+    ++slot.all.outstanding;
+    if (ticket) ++ticket->outstanding;
+    lane.start.notify();
     done_bytes += piece;
   }
-  return true;
+}
+
+Sm::Lane& Sm::idle_lane() {
+  if (!idle_lanes_.empty()) {
+    Lane* lane = idle_lanes_.back();
+    idle_lanes_.pop_back();
+    return *lane;
+  }
+  lanes_.push_back(std::make_unique<Lane>());
+  Lane* lane = lanes_.back().get();
+  sc_core::sc_spawn(
+      [this, lane] { lane_thread(*lane); },
+      (std::string(basename()) + "_lane" + std::to_string(lanes_.size() - 1)).c_str());
+  return *lane;
+}
+
+void Sm::lane_thread(Lane& lane) {
+  const auto complete = [](Ticket& ticket) {
+    if (--ticket.outstanding == 0) ticket.done.notify();
+  };
+  for (;;) {
+    while (!lane.busy) wait(lane.start);
+    tlm::tlm_generic_payload& payload = *lane.payload;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    sc_core::sc_time delay = lane.arrival > now ? lane.arrival - now : sc_core::SC_ZERO_TIME;
+    socket->b_transport(payload, delay);
+    if (delay > sc_core::SC_ZERO_TIME) wait(delay);
+    const std::uint64_t bytes = payload.get_data_length();
+    Slot& slot = *lane.slot;
+    if (!payload.is_response_ok()) {
+      record_fault(payload, *slot.result);
+    } else if (payload.is_read()) {
+      if (lane.into) std::memcpy(lane.into, payload.get_data_ptr(), bytes);
+      stats_.bytes_read += bytes;
+      ++stats_.reads;
+    } else {
+      stats_.bytes_written += bytes;
+      ++stats_.writes;
+    }
+    payload.release();
+    inflight_bytes_ -= bytes;
+    room_.notify();
+    Ticket* ticket = lane.ticket;
+    lane.busy = false;
+    idle_lanes_.push_back(&lane);
+    if (ticket) complete(*ticket);
+    complete(slot.all);
+  }
+}
+
+bool Sm::await(Slot& slot, Ticket& ticket) {
+  while (ticket.outstanding > 0) wait(ticket.done);
+  return !slot.result->fault;
 }
 
 bool Sm::post_flag(std::uint64_t address, std::uint64_t value, const T3Extension& extension,
@@ -468,57 +562,76 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
   if (receives && !acked_by_move && !post_flag(c.prev_ack, c.flag(g), c.flag_write, result)) {
     return false;
   }
-  // The data of send g is acknowledged (every store waited for): tell next.
-  return last || post_flag(c.next_ready, c.flag(g + 1), c.flag_write, result);
+  // The data of send g is acknowledged (the fence waits for every posted store): tell next.
+  return last || (fence(slot) && post_flag(c.next_ready, c.flag(g + 1), c.flag_write, result));
 }
 
-// Moves a step's data in pieces of at most request_bytes, each piece read, (reduced,) then stored
-// before the next is read. `ack` > 0: the received slice is send ack - 1, acknowledged to prev
-// once its last piece has been read, so prev may refill the FIFO entry while this one stores.
+// Moves a step's data in pieces of at most request_bytes: reads run ahead as far as the SM's
+// request capacity allows, each piece is reduced once its reads are back and its store posted.
+// `ack` > 0: the received slice is send ack - 1, acknowledged to prev once its last piece has been
+// read, so prev may refill the FIFO entry while this one stores.
 bool Sm::move_pieces(Slot& slot, RingChannel& c, const RingMove& move, std::uint32_t ack,
                      WgDone& result) {
-  for (std::int64_t done_elements = 0; done_elements < move.count;) {
-    const std::int64_t elements = std::min(c.piece_elements, move.count - done_elements);
+  const std::int64_t pieces = ceil_div(move.count, c.piece_elements);
+  if (c.functional) {
+    const auto step_bytes = static_cast<std::size_t>(move.count * c.eb);
+    slot.local.resize(step_bytes);
+    slot.received.resize(step_bytes);
+  }
+  while (static_cast<std::int64_t>(slot.pieces.size()) < pieces) {
+    slot.pieces.push_back(std::make_unique<Ticket>());
+  }
+  const auto piece_read_bytes =
+      static_cast<std::uint64_t>(c.piece_elements * c.eb) * (move.reduce ? 2 : 1);
+  std::int64_t issued = 0;
+  for (std::int64_t piece = 0; piece < pieces; ++piece) {
+    // This piece's reads are issued in any case; later pieces' only while there is room.
+    for (; issued < pieces && (issued == piece || has_room(piece_read_bytes)); ++issued) {
+      issue_piece_reads(slot, c, move, issued);
+    }
+    if (!await(slot, *slot.pieces[static_cast<std::size_t>(piece)])) return false;
+    const std::int64_t first = piece * c.piece_elements;
+    const std::int64_t elements = std::min(c.piece_elements, move.count - first);
     const auto bytes = static_cast<std::uint64_t>(elements * c.eb);
-    const auto offset = static_cast<std::uint64_t>(done_elements * c.eb);
-    if (c.functional) {
-      slot.local.resize(bytes);
-      slot.received.resize(bytes);
-    }
-    if (move.reduce && !read(move.received + offset, bytes, c.local_read,
-                             c.functional ? slot.received.data() : nullptr, result)) {
-      return false;
-    }
-    if (!read(move.source + offset, bytes, c.local_read, c.functional ? slot.local.data() : nullptr,
-              result)) {
-      return false;
-    }
+    const auto offset = static_cast<std::uint64_t>(first * c.eb);
     stats_.collective_bytes_read += move.reduce ? 2 * bytes : bytes;
-    if (move.reduce) reduce_piece(slot, c, elements);
-    done_elements += elements;
-    if (ack > 0 && done_elements == move.count &&
+    if (move.reduce) reduce_piece(slot, c, elements, offset);
+    if (ack > 0 && piece + 1 == pieces &&
         !post_flag(c.prev_ack, c.flag(ack), c.flag_write, result)) {
       return false;
     }
-    if (!write(move.destination + offset, bytes, *move.store,
-               c.functional ? slot.local.data() : nullptr, result)) {
-      return false;
-    }
+    issue(slot, move.destination + offset, bytes, *move.store, nullptr,
+          c.functional ? slot.local.data() + offset : nullptr, nullptr);
     stats_.collective_bytes_written += bytes;
   }
-  return true;
+  return !result.fault;
+}
+
+void Sm::issue_piece_reads(Slot& slot, RingChannel& c, const RingMove& move, std::int64_t piece) {
+  const std::int64_t first = piece * c.piece_elements;
+  const std::int64_t elements = std::min(c.piece_elements, move.count - first);
+  const auto bytes = static_cast<std::uint64_t>(elements * c.eb);
+  const auto offset = static_cast<std::uint64_t>(first * c.eb);
+  Ticket& ticket = *slot.pieces[static_cast<std::size_t>(piece)];
+  if (move.reduce) {
+    issue(slot, move.received + offset, bytes, c.local_read,
+          c.functional ? slot.received.data() + offset : nullptr, nullptr, &ticket);
+  }
+  issue(slot, move.source + offset, bytes, c.local_read,
+        c.functional ? slot.local.data() + offset : nullptr, nullptr, &ticket);
 }
 
 // local += received for one piece (functional mode: in float, rounded to the element type), and
 // the time the adds take on the shared math pipe.
-void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements) {
+void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements,
+                      std::uint64_t offset) {
   if (c.functional) {
     const ElementType type = c.k.element;
+    unsigned char* local = slot.local.data() + offset;
+    const unsigned char* received = slot.received.data() + offset;
     for (std::int64_t i = 0; i < elements; ++i) {
       const auto e = static_cast<std::size_t>(i);
-      store_element(
-          slot.local.data(), e, type,
-          load_element(slot.local.data(), e, type) + load_element(slot.received.data(), e, type));
+      store_element(local, e, type, load_element(local, e, type) + load_element(received, e, type));
     }
   }
   const sc_core::sc_time end =
@@ -537,7 +650,8 @@ std::vector<std::string> Sm::describe_pending() const {
   const auto count = [](std::uint64_t value) { return std::to_string(value & 0xffffffffu); };
   const auto sequence = [](std::uint64_t value) { return std::to_string(value >> 32); };
   std::vector<std::string> busy;
-  for (const Slot& slot : slots_) {
+  for (const auto& owned : slots_) {
+    const Slot& slot = *owned;
     if (slot.kind < 0) continue;
     const bool collective = slot.kind == dispatcher::kCollective;
     std::string what = std::string(name()) + (collective ? " channel " : " GEMM tile ") +
@@ -566,6 +680,9 @@ nlohmann::json Sm::report() const {
           {"reads", stats_.reads},
           {"writes", stats_.writes},
           {"faults", stats_.faults},
+          {"max_inflight_bytes", stats_.max_inflight_bytes},
+          {"budget_wait_ns", stats_.budget_wait.to_seconds() * 1e9},
+          {"lanes", lanes_.size()},
           {"collective_bytes_read", stats_.collective_bytes_read},
           {"collective_bytes_written", stats_.collective_bytes_written},
           {"flag_polls", stats_.flag_polls},

@@ -1,11 +1,15 @@
 // One streaming multiprocessor: `occupancy` workgroup slots sharing one math pipe, issuing its
-// memory traffic through one TLM initiator socket. Work arrives from the dispatcher through an
-// sc_fifo; each finished workgroup is reported back through another. A workgroup is a GEMM output
-// tile or one channel of a ring collective (reduce-scatter / all-gather with flag polling, as
-// RCCL runs them on CUs; the protocol is in protocol/ring.h).
+// memory traffic through one TLM initiator socket. Memory requests are issued as a GPU issues
+// them: a workgroup keeps several loads in flight and posts its stores (a fence waits for them),
+// bounded by the SM's request capacity (sm.max_inflight_bytes) and paced by its port
+// (sm.issue_bytes_per_clock); request threads (MSHR-like lanes) carry them. Work arrives from the
+// dispatcher through an sc_fifo; each finished workgroup is reported back through another. A
+// workgroup is a GEMM output tile or one channel of a ring collective (reduce-scatter / all-gather
+// with flag polling, as RCCL runs them on CUs; the protocol is in protocol/ring.h).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,13 +26,15 @@
 namespace t3 {
 
 struct SmStats {
-  std::uint64_t wgs = 0;            // workgroups finished
-  sc_core::sc_time pipe_busy;       // math pipe reserved for compute
-  std::uint64_t bytes_read = 0;     // bytes of read requests answered OK
-  std::uint64_t bytes_written = 0;  // bytes of write and update requests answered OK
-  std::uint64_t reads = 0;          // read transactions
-  std::uint64_t writes = 0;         // write and update transactions
-  std::uint64_t faults = 0;         // transactions answered with an error response
+  std::uint64_t wgs = 0;                 // workgroups finished
+  sc_core::sc_time pipe_busy;            // math pipe reserved for compute
+  std::uint64_t bytes_read = 0;          // bytes of read requests answered OK
+  std::uint64_t bytes_written = 0;       // bytes of write and update requests answered OK
+  std::uint64_t reads = 0;               // read transactions
+  std::uint64_t writes = 0;              // write and update transactions
+  std::uint64_t faults = 0;              // transactions answered with an error response
+  std::uint64_t max_inflight_bytes = 0;  // most request bytes in flight at once
+  sc_core::sc_time budget_wait;          // time workgroups waited for request capacity
   // Collective kernels (their data bytes are also in bytes_read / bytes_written; flag accesses
   // are counted in reads / writes and their 8 bytes each in bytes_read / bytes_written).
   std::uint64_t collective_bytes_read = 0;     // data read: own chunks, FIFO, received chunks
@@ -45,6 +51,7 @@ class Sm : public sc_core::sc_module {
   sc_core::sc_port<sc_core::sc_fifo_out_if<WgDone>> done;   // to the dispatcher
 
   Sm(sc_core::sc_module_name name, const SmConfig& config, SimMode mode, int gpu, int sm_index);
+  ~Sm() override;
 
   int index() const { return index_; }
   const SmStats& stats() const { return stats_; }
@@ -69,9 +76,18 @@ class Sm : public sc_core::sc_module {
   static constexpr double kReduceRate = 1.0 / 16;
 
  private:
+  // Requests a workgroup waits for together: a K-step's loads, a collective piece's reads.
+  struct Ticket {
+    std::uint32_t outstanding = 0;
+    sc_core::sc_event done;
+  };
   // Per-slot buffers (functional mode), reused from workgroup to workgroup.
   struct Slot {
-    std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
+    Ticket loads;                                 // a GEMM step's reads
+    Ticket all;                                   // every request in flight: the fence
+    std::vector<std::unique_ptr<Ticket>> pieces;  // a ring step's reads, one per piece
+    WgDone* result = nullptr;                     // where a fault is recorded
+    std::vector<unsigned char> a, b, out;         // one K-step's A and B sub-tiles; the output tile
     std::vector<float> a_values, b_values, acc;
     std::vector<unsigned char> received, local;  // one piece of a collective
     // What the slot is doing, for describe_pending (a few stores per workgroup and flag wait).
@@ -81,7 +97,21 @@ class Sm : public sc_core::sc_module {
     std::uint64_t expected = 0;  // the value it waits for
     const std::uint64_t* seen = nullptr;  // the value last read; null when not polling
   };
+  struct Lane;  // a request thread: carries one request at a time (an MSHR)
   void slot_thread(int slot);
+  void lane_thread(Lane& lane);
+  Lane& idle_lane();
+  // Issues [address, address + bytes) in requests of at most request_bytes (element-aligned),
+  // each counted in `ticket` (if any) and in the slot's fence; waits only for request capacity.
+  // Reads land in `into` (functional mode); writes take their data from `from` at once.
+  void issue(Slot& slot, std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
+             unsigned char* into, const unsigned char* from, Ticket* ticket);
+  // Whether a request of `bytes` would be admitted now without waiting.
+  bool has_room(std::uint64_t bytes) const;
+  // Waits until every request of `ticket` completed; false if the workgroup has faulted.
+  bool await(Slot& slot, Ticket& ticket);
+  // The fence: waits until every request of the slot completed (its posted stores acknowledged).
+  bool fence(Slot& slot) { return await(slot, slot.all); }
   // Returns false after a fault (recorded in `result`).
   bool run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone& result);
   // One channel of a ring collective; false after a fault (recorded in `result`). Its steps:
@@ -92,17 +122,17 @@ class Sm : public sc_core::sc_module {
   bool ring_step(Slot& slot, RingChannel& channel, std::int64_t slice, int step, WgDone& result);
   bool move_pieces(Slot& slot, RingChannel& channel, const RingMove& move, std::uint32_t ack,
                    WgDone& result);
-  void reduce_piece(Slot& slot, const RingChannel& channel, std::int64_t elements);
-  // Reads [address, address + bytes) in requests of at most request_bytes (element-aligned);
-  // in functional mode the data lands in `into`.
-  bool read(std::uint64_t address, std::uint64_t bytes, ElementType element, unsigned char* into,
-            WgDone& result);
-  bool read(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
-            unsigned char* into, WgDone& result);
-  bool write(std::uint64_t address, std::uint64_t bytes, const T3Extension& extension,
-             const unsigned char* from, WgDone& result);
+  void issue_piece_reads(Slot& slot, RingChannel& channel, const RingMove& move,
+                         std::int64_t piece);
+  // local += received for `elements` elements from byte `offset` of the step's buffers.
+  void reduce_piece(Slot& slot, const RingChannel& channel, std::int64_t elements,
+                    std::uint64_t offset);
+  // A GEMM's read extension for `element` data.
+  T3Extension gemm_read(ElementType element) const;
   // `posted`: the caller does not wait for the acknowledgement (the annotated delay).
   bool transport(tlm::tlm_generic_payload& payload, WgDone& result, bool posted = false);
+  // Counts and reports a transaction answered with an error; the first marks `result` faulted.
+  void record_fault(const tlm::tlm_generic_payload& payload, WgDone& result);
   // A posted 8-byte flag store of `value`.
   bool post_flag(std::uint64_t address, std::uint64_t value, const T3Extension& extension,
                  WgDone& result);
@@ -112,6 +142,8 @@ class Sm : public sc_core::sc_module {
                  const T3Extension& extension, sc_core::sc_time interval, WgDone& result);
   // Reserves the math pipe for `duration` from max(now, pipe free); returns the end time.
   sc_core::sc_time reserve_pipe(sc_core::sc_time duration);
+  // Reserves the load or store port for `bytes`; returns when the request starts issuing.
+  sc_core::sc_time reserve_port(bool load, std::uint64_t bytes);
 
   SmConfig config_;
   SimMode mode_;
@@ -120,9 +152,15 @@ class Sm : public sc_core::sc_module {
   double flops_per_second_;
   PayloadPool pool_;
   sc_core::sc_time pipe_free_;
+  sc_core::sc_time load_port_free_, store_port_free_;
+  double ns_per_issue_byte_ = 0;
+  std::uint64_t inflight_bytes_ = 0;  // of requests issued and not yet completed
+  sc_core::sc_event room_;            // request capacity freed
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<Lane*> idle_lanes_;
   SmStats stats_;
-  ErrorLog faults_;  // transactions answered with an error response
-  std::vector<Slot> slots_;
+  ErrorLog faults_;                           // transactions answered with an error response
+  std::vector<std::unique_ptr<Slot>> slots_;  // stable: lanes point at them
 };
 
 }  // namespace t3

@@ -631,10 +631,10 @@ TEST_CASE("collective flags in HBM in timing mode are an error naming the fix", 
 
 TEST_CASE("collective ring reduce-scatter TP 4 of 64 MiB takes the first-principles ring time",
           "[collective][timing]") {
-  // 8 SMs x 2 slots = 16 channels. Each channel keeps one 16 KiB store in flight, about
-  // 2 x 500 ns + 16 KiB / 70.6 GB/s + memory ~ 1.5 us, so 16 channels could push ~170 GB/s:
-  // twice the link, so the link is the bottleneck (checked below: the link is busy nearly all
-  // the time while the CUs' math pipes and HBM are mostly idle).
+  // 8 SMs x 2 slots = 16 channels, two per SM. An SM keeps up to sm.max_inflight_bytes of
+  // requests in flight and moves 64 B per clock on each port, so 16 channels could push far more
+  // than the link: the link is the bottleneck (checked below: the link is busy nearly all the
+  // time while the CUs' math pipes and HBM are mostly idle).
   // The bandwidth-pipe HBM, whose latency the formula uses; the bank model's row misses and
   // refreshes lengthen each step's round trip (about 6% on this ring).
   SystemConfig config = group_config(4, false);

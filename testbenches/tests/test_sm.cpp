@@ -576,6 +576,62 @@ TEST_CASE("SM GEMM compute-bound run takes the first-principles time, the same i
   }
 }
 
+TEST_CASE("SM keeps requests in flight up to its capacity, at its port's rate", "[sm][timing]") {
+  // Memory far faster than the SM's port and the math negligible: a GEMM is bound by how the SMs
+  // issue. With room for one request at a time every request pays a memory round trip; with room
+  // for many the load port stays busy.
+  Setup setup = small_setup(SimMode::Timing);
+  setup.sm.flops_per_clock = 1e7;
+  setup.sm.issue_bytes_per_clock = 16;  // 22.4 GB/s per port at 1.4 GHz
+  setup.hbm.channels = 32;
+  setup.hbm.bandwidth_GBps = 100000;
+  setup.hbm.latency_ns = 200;
+  Setup narrow_setup = setup;
+  narrow_setup.sm.max_inflight_bytes = setup.sm.request_bytes;
+  Setup wide_setup = setup;
+  wide_setup.sm.max_inflight_bytes = 64 * setup.sm.request_bytes;
+  Bench narrow("narrow", narrow_setup);
+  Bench wide("wide", wide_setup);
+  for (Bench* bench : {&narrow, &wide}) {
+    Launch l{};
+    l.m = 256, l.n = 256, l.k = 1024, l.tile_m = 64, l.tile_n = 64, l.tile_k = 64;
+    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
+    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
+    l.outs = {{bench->hbm(32 << 20)}};
+    Program program;
+    append_launch(program, bench->dispatcher_base(), l);
+    bench->host.load(program);
+  }
+  sc_core::sc_start();
+  REQUIRE(narrow.host.error() == "");
+  REQUIRE(wide.host.error() == "");
+  const double port_GBps = setup.sm.issue_bytes_per_clock * setup.sm.clock_GHz;
+  // Bytes an SM read per ns of the kernel's run (from its first workgroup to its end).
+  const auto read_rate = [](const Bench& bench, const Sm& sm) {
+    const LaunchRecord& run = bench.dispatcher.launches().at(0);
+    return static_cast<double>(sm.stats().bytes_read) / ((run.end - run.start).to_seconds() * 1e9);
+  };
+  for (const auto& sm : narrow.sms) {
+    INFO(sm->report().dump());
+    CHECK(sm->stats().max_inflight_bytes == static_cast<std::uint64_t>(setup.sm.request_bytes));
+    // One request at a time, each at least the memory's latency.
+    CHECK(read_rate(narrow, *sm) <= setup.sm.request_bytes / setup.hbm.latency_ns);
+  }
+  for (const auto& sm : wide.sms) {
+    INFO(sm->report().dump());
+    CHECK(sm->stats().max_inflight_bytes <=
+          static_cast<std::uint64_t>(wide_setup.sm.max_inflight_bytes));
+    CHECK(sm->stats().max_inflight_bytes >= 8 * static_cast<std::uint64_t>(setup.sm.request_bytes));
+    CHECK(read_rate(wide, *sm) <= port_GBps);
+    CHECK(read_rate(wide, *sm) > 0.7 * port_GBps);
+  }
+  const auto duration = [](const Bench& bench) {
+    const LaunchRecord& run = bench.dispatcher.launches().at(0);
+    return (run.end - run.start).to_seconds();
+  };
+  CHECK(duration(narrow) > 3 * duration(wide));
+}
+
 TEST_CASE(
     "Dispatcher chunk-staggered order dispatches chunk first_chunk first for 2, 4 and 8 chunks",
     "[sm][dispatch]") {
@@ -740,10 +796,11 @@ TEST_CASE("Host stops at an MMIO error, an expectation mismatch, or a busy doorb
     mismatch.host.load(p);
   }
   {
+    // Long enough (128 K steps per tile) to be running when the second doorbell rings.
     Launch l{};
-    l.m = 64, l.n = 64, l.k = 64, l.tile_m = 32, l.tile_n = 32, l.tile_k = 32;
-    l.a = busy.hbm(0), l.b = busy.hbm(1 << 20);
-    l.outs = {{busy.hbm(2 << 20)}};
+    l.m = 64, l.n = 64, l.k = 4096, l.tile_m = 32, l.tile_n = 32, l.tile_k = 32;
+    l.a = busy.hbm(0), l.b = busy.hbm(4 << 20);
+    l.outs = {{busy.hbm(8 << 20)}};
     l.note = "first";
     Program p;
     append_launch(p, busy.dispatcher_base(), l);
@@ -791,7 +848,11 @@ TEST_CASE("SM: a store nobody answers fails the kernel with a memory fault", "[h
   CHECK(error.rfind("gpu0: launch 'gemm remote': the kernel failed: memory fault (error 6) at 0x",
                     0) == 0);
   CHECK(bench.dispatcher.error() == reg::kMemoryFault);
-  CHECK(bench.router.address_error_count() == 4);  // one per tile: each stops at its first fault
+  // Stores are posted: every request of a tile's store is in flight before the first fault comes
+  // back, so each of the 4 tiles (32 x 32 fp32 = 4 KiB) faults in all its request_bytes pieces.
+  const std::uint64_t pieces_per_tile = 32 * 32 * 4 / setup.sm.request_bytes;
+  REQUIRE(pieces_per_tile == 4);
+  CHECK(bench.router.address_error_count() == 4 * pieces_per_tile);
   CHECK(bench.dispatcher.launches().at(0).status == reg::kFailed);
 }
 

@@ -196,7 +196,10 @@ TEST_CASE("a link whose receiver never drains stops the run naming the direction
 TEST_CASE("a normal run is not stopped by the watchdog and ends where sc_start() ends", "[stall]") {
   // A reduce-scatter whose run is several timeouts long: the watchdog slices it and must neither
   // stop it nor move its end time.
-  SystemConfig config = two_gpus({"link.bandwidth_GBps=1"});
+  // One request in flight per SM: a posted store completes once the link has carried what was
+  // booked on it before (its acknowledgement too), so at 1 GB/s each request in flight adds
+  // 16 us to every store's latency, and a single access must stay shorter than the timeout.
+  SystemConfig config = two_gpus({"link.bandwidth_GBps=1", "sm.max_inflight_bytes=16384"});
   TpGroup group("group", config);
   CollectiveSpec spec;
   spec.ranks = 2;

@@ -121,7 +121,20 @@ void check_symmetric(int tp, const std::string& topology) {
       INFO(category);
       CHECK(std::abs(relative(bytes, sym["dram_bytes"][category])) <= 0.005);
     }
-    CHECK(sym["tracker"] == one["tracker"]);
+    if (name == "ideal-rs-nmc") {
+      // Its DMA ring starts after the sequential GEMM, which leaves each GPU's L2 holding other
+      // lines of its chunk (see above). The engine reads ahead as fast as memory answers, so
+      // those differences reach the ring's timing: how many slices a tracker holds at the peak
+      // may differ by one between GPUs. Every count is still the same.
+      nlohmann::json sym_tracker = sym["tracker"], one_tracker = one["tracker"];
+      CHECK(std::abs(sym_tracker["max_in_use"].get<double>() -
+                     one_tracker["max_in_use"].get<double>()) <= 1);
+      sym_tracker.erase("max_in_use");
+      one_tracker.erase("max_in_use");
+      CHECK(sym_tracker == one_tracker);
+    } else {
+      CHECK(sym["tracker"] == one["tracker"]);
+    }
     CHECK(sym["dma"] == one["dma"]);
   }
 }

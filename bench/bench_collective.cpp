@@ -1,0 +1,131 @@
+// Ring collectives on the SMs, as nccl-tests would report them: for each system preset, each op
+// (reduce-scatter, all-gather, all-reduce) and each buffer size, `t3sim collective` with its
+// default channels, printing time, algbw, busbw, busbw per channel, the share of the rate a link
+// delivers, and the simulation's wall time. With --baseline OTHER_T3SIM the same runs of another
+// binary are printed beside them with the ratio of their busbw and of their wall time.
+// Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
+//          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+  double wall_s = 0;
+  nlohmann::json result;
+};
+
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  std::stringstream stream(list);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// "1MiB" -> 1048576; plain numbers are bytes.
+std::uint64_t parse_size(const std::string& text) {
+  std::size_t used = 0;
+  const std::uint64_t value = std::stoull(text, &used);
+  const std::string unit = text.substr(used);
+  if (unit.empty()) return value;
+  if (unit == "KiB") return value << 10;
+  if (unit == "MiB") return value << 20;
+  if (unit == "GiB") return value << 30;
+  std::fprintf(stderr, "bench_collective: unknown size unit in %s (KiB, MiB, GiB)\n", text.c_str());
+  std::exit(2);
+}
+
+Run collective(const std::string& binary, const std::string& args, const std::string& json) {
+  const std::string command = binary + " " + args + " --json " + json + " > " + json + ".log 2>&1";
+  const auto start = std::chrono::steady_clock::now();
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "bench_collective: failed (see %s.log): %s\n", json.c_str(),
+                 command.c_str());
+    std::exit(1);
+  }
+  Run run;
+  run.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream file(json);
+  run.result = nlohmann::json::parse(file);
+  return run;
+}
+
+// The rate one link direction delivers behind packet headers (what busbw is compared with).
+double link_GBps(const nlohmann::json& config) {
+  const auto& link = config["link"];
+  const double payload = link["max_payload_bytes"].get<double>();
+  return link["bandwidth_GBps"].get<double>() * payload /
+         (payload + link["header_bytes"].get<double>());
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  if (argc < 2) {
+    std::fprintf(stderr,
+                 "usage: bench_collective T3SIM [--baseline T3SIM] [--systems A,B] [--ops A,B] "
+                 "[--sizes 1MiB,...] [--tp N]\n");
+    return 2;
+  }
+  const std::string binary = argv[1];
+  std::string baseline, systems = "t3-paper,a100-8,h100-8",
+                        ops = "reduce-scatter,all-gather,all-reduce",
+                        sizes = "1MiB,16MiB,256MiB,1GiB", tp = "8";
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    std::string* value = flag == "--baseline"  ? &baseline
+                         : flag == "--systems" ? &systems
+                         : flag == "--ops"     ? &ops
+                         : flag == "--sizes"   ? &sizes
+                         : flag == "--tp"      ? &tp
+                                               : nullptr;
+    if (!value) {
+      std::fprintf(stderr, "bench_collective: unknown option %s\n", flag.c_str());
+      return 2;
+    }
+    *value = argv[i + 1];
+  }
+
+  std::printf("bench_collective: ring collectives on the SMs, TP %s, fp32, default channels\n",
+              tp.c_str());
+  std::printf("%-9s %-15s %8s %6s %11s %9s %9s %10s %7s %8s", "system", "op", "MiB", "chans",
+              "time us", "algbw", "busbw", "busbw/ch", "%link", "wall s");
+  if (!baseline.empty()) std::printf(" %9s %7s %8s", "base bus", "ratio", "wall x");
+  std::printf("\n");
+  for (const std::string& system : split(systems)) {
+    for (const std::string& op : split(ops)) {
+      for (const std::string& size : split(sizes)) {
+        const std::uint64_t bytes = parse_size(size);
+        const std::string args = "collective --system " + system + " --op " + op + " --tp " + tp +
+                                 " --bytes " + std::to_string(bytes);
+        const std::string json = "bench-collective-" + system + "-" + op + "-" + size + ".json";
+        const Run run = collective(binary, args, json);
+        const nlohmann::json& r = run.result;
+        const double busbw = r["busbw_GBps"].get<double>();
+        const int channels = r["channels"].get<int>();
+        std::printf("%-9s %-15s %8.0f %6d %11.1f %9.1f %9.1f %10.2f %6.0f%% %8.2f", system.c_str(),
+                    op.c_str(), static_cast<double>(bytes) / (1 << 20), channels,
+                    r["time_ns"].get<double>() / 1e3, r["algbw_GBps"].get<double>(), busbw,
+                    busbw / channels, 100 * busbw / link_GBps(r["config"]), run.wall_s);
+        if (!baseline.empty()) {
+          const Run base = collective(baseline, args, "base-" + json);
+          const double base_busbw = base.result["busbw_GBps"].get<double>();
+          std::printf(" %9.1f %6.2fx %7.2fx", base_busbw, busbw / base_busbw,
+                      run.wall_s / base.wall_s);
+        }
+        std::printf("   # t3sim %s\n", args.c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
