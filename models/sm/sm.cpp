@@ -351,11 +351,22 @@ bool Sm::await(Slot& slot, Ticket& ticket) {
   return !slot.result->fault;
 }
 
-bool Sm::post_flag(std::uint64_t address, std::uint64_t value, const T3Extension& extension,
-                   WgDone& result) {
+bool Sm::fence(Slot& slot) {
+  const bool ok = await(slot, slot.all);
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  if (slot.flags_acked > now) wait(slot.flags_acked - now);
+  return ok;
+}
+
+bool Sm::post_flag(Slot& slot, std::uint64_t address, std::uint64_t value,
+                   const T3Extension& extension) {
   tlm::tlm_generic_payload* payload = make_payload(pool_, address, sizeof value, extension);
   std::memcpy(payload->get_data_ptr(), &value, sizeof value);
-  const bool ok = transport(*payload, result, true);
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  socket->b_transport(*payload, delay);
+  slot.flags_acked = std::max(slot.flags_acked, sc_core::sc_time_stamp() + delay);
+  const bool ok = payload->is_response_ok();
+  if (!ok) record_fault(*payload, *slot.result);
   payload->release();
   if (!ok) return false;
   stats_.bytes_written += sizeof value;
@@ -559,11 +570,11 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
   // move_pieces); a step that reads nothing of it acknowledges it here.
   const bool acked_by_move = moves && move.count > 0;
   if (moves && !move_pieces(slot, c, move, receives ? g : 0, result)) return false;
-  if (receives && !acked_by_move && !post_flag(c.prev_ack, c.flag(g), c.flag_write, result)) {
+  if (receives && !acked_by_move && !post_flag(slot, c.prev_ack, c.flag(g), c.flag_write)) {
     return false;
   }
   // The data of send g is acknowledged (the fence waits for every posted store): tell next.
-  return last || (fence(slot) && post_flag(c.next_ready, c.flag(g + 1), c.flag_write, result));
+  return last || (fence(slot) && post_flag(slot, c.next_ready, c.flag(g + 1), c.flag_write));
 }
 
 // Moves a step's data in pieces of at most request_bytes: reads run ahead as far as the SM's
@@ -596,8 +607,7 @@ bool Sm::move_pieces(Slot& slot, RingChannel& c, const RingMove& move, std::uint
     const auto offset = static_cast<std::uint64_t>(first * c.eb);
     stats_.collective_bytes_read += move.reduce ? 2 * bytes : bytes;
     if (move.reduce) reduce_piece(slot, c, elements, offset);
-    if (ack > 0 && piece + 1 == pieces &&
-        !post_flag(c.prev_ack, c.flag(ack), c.flag_write, result)) {
+    if (ack > 0 && piece + 1 == pieces && !post_flag(slot, c.prev_ack, c.flag(ack), c.flag_write)) {
       return false;
     }
     issue(slot, move.destination + offset, bytes, *move.store, nullptr,

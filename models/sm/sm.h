@@ -87,7 +87,8 @@ class Sm : public sc_core::sc_module {
     Ticket all;                                   // every request in flight: the fence
     std::vector<std::unique_ptr<Ticket>> pieces;  // a ring step's reads, one per piece
     WgDone* result = nullptr;                     // where a fault is recorded
-    std::vector<unsigned char> a, b, out;         // one K-step's A and B sub-tiles; the output tile
+    sc_core::sc_time flags_acked;  // when the last posted flag store's acknowledgement arrives
+    std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
     std::vector<float> a_values, b_values, acc;
     std::vector<unsigned char> received, local;  // one piece of a collective
     // What the slot is doing, for describe_pending (a few stores per workgroup and flag wait).
@@ -110,8 +111,9 @@ class Sm : public sc_core::sc_module {
   bool has_room(std::uint64_t bytes) const;
   // Waits until every request of `ticket` completed; false if the workgroup has faulted.
   bool await(Slot& slot, Ticket& ticket);
-  // The fence: waits until every request of the slot completed (its posted stores acknowledged).
-  bool fence(Slot& slot) { return await(slot, slot.all); }
+  // The fence: waits until every request of the slot completed (its posted stores and flag
+  // stores acknowledged).
+  bool fence(Slot& slot);
   // Returns false after a fault (recorded in `result`).
   bool run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone& result);
   // One channel of a ring collective; false after a fault (recorded in `result`). Its steps:
@@ -133,9 +135,9 @@ class Sm : public sc_core::sc_module {
   bool transport(tlm::tlm_generic_payload& payload, WgDone& result, bool posted = false);
   // Counts and reports a transaction answered with an error; the first marks `result` faulted.
   void record_fault(const tlm::tlm_generic_payload& payload, WgDone& result);
-  // A posted 8-byte flag store of `value`.
-  bool post_flag(std::uint64_t address, std::uint64_t value, const T3Extension& extension,
-                 WgDone& result);
+  // A posted 8-byte flag store of `value`; the slot's fence waits for its acknowledgement.
+  bool post_flag(Slot& slot, std::uint64_t address, std::uint64_t value,
+                 const T3Extension& extension);
   // Reads the 8-byte flag at `address` every `interval` until it is at least `expected`; `seen`
   // caches the last value read (a wait it already satisfies costs no access).
   bool wait_flag(Slot& slot, std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,

@@ -585,6 +585,8 @@ TEST_CASE("SM keeps requests in flight up to its capacity, at its port's rate", 
   setup.sm.issue_bytes_per_clock = 16;  // 22.4 GB/s per port at 1.4 GHz
   setup.hbm.channels = 32;
   setup.hbm.bandwidth_GBps = 100000;
+  // The bandwidth-pipe HBM, whose every access takes latency_ns (the bound below).
+  setup.hbm.model = HbmModel::Simple;
   setup.hbm.latency_ns = 200;
   Setup narrow_setup = setup;
   narrow_setup.sm.max_inflight_bytes = setup.sm.request_bytes;
