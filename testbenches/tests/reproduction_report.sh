@@ -38,6 +38,19 @@ assert "with the binaries of commits `abc1234` (workloads 0-22) and `def5678` (w
 assert "**Partial**: 28 of the paper's 28 workloads" in text, "missing workloads not listed"
 assert "published (T3 paper)" in text and "| 1.30 (30%) |" in text, "published column"
 PY
+# Against a previous sweep: the same results before and now give equal columns.
+"$PYTHON" "$SCRIPT" one.json --out changes.md --previous one.json --previous-label "itself" \
+  > changes.log
+"$PYTHON" - <<'PY'
+text = open("changes.md").read()
+assert "## Changes since itself" in text, "no changes section"
+rows = [line for line in text.split("## Changes since itself")[1].splitlines()
+        if line.startswith("| t3")]
+assert rows, "no rows"
+for row in rows:
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[2] == cells[3], row
+PY
 if "$PYTHON" "$SCRIPT" "$RESULTS" --out twice.md > twice.log 2>&1; then
   fail "two runs of one workload were accepted"
 fi
