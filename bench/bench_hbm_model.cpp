@@ -11,25 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/timed_command.h"
+
 namespace {
 
-struct Run {
-  double seconds = 0;
-  nlohmann::json results;
-};
+using Run = t3::bench::TimedRun;
 
 Run compare(const std::string& command, const std::string& json) {
-  const auto start = std::chrono::steady_clock::now();
-  if (std::system((command + " --json " + json + " > " + json + ".log 2>&1").c_str()) != 0) {
-    std::fprintf(stderr, "bench_hbm_model: failed (see %s.log): %s\n", json.c_str(),
-                 command.c_str());
-    std::exit(1);
-  }
-  Run run;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::ifstream file(json);
-  run.results = nlohmann::json::parse(file);
-  return run;
+  return t3::bench::run_timed("bench_hbm_model", command, json);
 }
 
 }  // namespace
