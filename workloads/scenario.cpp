@@ -161,13 +161,32 @@ OutputBand whole_output(const ScenarioPlan& plan) {
   return band;
 }
 
+// Software overlap launches its communication on this hardware queue, dispatched first.
+constexpr int kCommQueue = 1;
+
+HostCommand comm_queue_first(const GemmLaunch& gemm) {
+  return {HostCommand::Kind::WriteRegister,
+          gemm.dispatcher + dispatcher::queue_register(kCommQueue, dispatcher::kQueuePriority), 1,
+          "communication queue first, as NCCL's high-priority streams"};
+}
+
+// Rows band `index` of `whole`'s GEMM (bands of `band.m` rows: A's rows from the band's, A being
+// tile-contiguous) stored to `output`.
+GemmLaunch row_band(const GemmLaunch& whole, const GemmShape& band, std::int64_t index,
+                    std::uint64_t output, const std::string& label) {
+  GemmLaunch launch = whole;
+  launch.shape = band;
+  launch.a = whole.a + static_cast<std::uint64_t>(index) * bytes_of(whole.element, band.m * band.k);
+  launch.outputs = chunk_outputs(output, band, whole.tiles, 1, whole.out_element);
+  launch.label = label;
+  return launch;
+}
+
 // Software overlap (see scenario.h): n x workload.split bands, each a GEMM launch on queue 0 and,
 // once it is done, its ring reduce-scatter on queue 1 while the next band computes; then the ring
 // all-gather of each band. Each band has its own buffer with its ring FIFO after it (the FIFO
 // follows the buffer, protocol/ring.h), from where C starts.
 void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element) {
-  namespace d = dispatcher;
-  constexpr int kCommQueue = 1;
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t slices = n * config.workload.split;
@@ -180,8 +199,6 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
   const GemmShape band_shape{shape.m / slices, shape.n, shape.k};
   const std::uint64_t band_bytes = plan.output_bytes / static_cast<std::uint64_t>(slices);
-  const std::uint64_t a_step =
-      bytes_of(plan.gemm.gpus.front().launch.element, band_shape.m * shape.k);
 
   CollectiveSpec spec;
   spec.ranks = n;
@@ -210,13 +227,8 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
   for (int g = 0; g < n; ++g) {
     const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
     const auto band_gemm = [&](std::int64_t i) {
-      GemmLaunch launch = whole;
-      launch.shape = band_shape;
-      launch.a = whole.a + static_cast<std::uint64_t>(i) * a_step;
-      launch.outputs = chunk_outputs(plan.bands[static_cast<std::size_t>(i)].address[g], band_shape,
-                                     whole.tiles, 1, out_element);
-      launch.label = "slice " + std::to_string(i) + " gemm";
-      return launch;
+      return row_band(whole, band_shape, i, plan.bands[static_cast<std::size_t>(i)].address[g],
+                      "slice " + std::to_string(i) + " gemm");
     };
     const auto band_ring = [&](std::int64_t i, CollectiveOp op, std::uint32_t seq, int queue) {
       CollectiveLaunch launch = ring_launch(layouts[static_cast<std::size_t>(i)], spec, g, op, seq);
@@ -226,9 +238,7 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
       return launch;
     };
     Program program;
-    program.commands.push_back({HostCommand::Kind::WriteRegister,
-                                whole.dispatcher + d::queue_register(kCommQueue, d::kQueuePriority),
-                                1, "communication queue first, as NCCL's high-priority streams"});
+    program.commands.push_back(comm_queue_first(whole));
     program.commands.push_back(barrier(kStartBarrier, "start"));
     append_gemm(program, band_gemm(0));
     for (std::int64_t i = 0; i < slices; ++i) {
@@ -262,7 +272,6 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
 // the order the ring consumes them; then the ring all-gather.
 void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element) {
   namespace d = dispatcher;
-  constexpr int kCommQueue = 1;
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t parts = config.workload.split;
@@ -285,8 +294,6 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
   }
   const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
   const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
-  const std::uint64_t a_step =
-      bytes_of(plan.gemm.gpus.front().launch.element, part_shape.m * shape.k);
   for (int g = 0; g < n; ++g) {
     const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
     const std::uint64_t gate = whole.dispatcher + gate_offset;
@@ -294,8 +301,7 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
     const auto write = [&](std::uint64_t address, std::uint32_t value, const std::string& note) {
       program.commands.push_back({HostCommand::Kind::WriteRegister, address, value, note});
     };
-    write(whole.dispatcher + d::queue_register(kCommQueue, d::kQueuePriority), 1,
-          "communication queue first, as NCCL's high-priority streams");
+    program.commands.push_back(comm_queue_first(whole));
     write(gate + 4, 1, "gate: sequence 1 (bits 63:32)");
     write(gate, 0, "gate: no chunk ready yet");
     program.commands.push_back(barrier(kStartBarrier, "start"));
@@ -309,14 +315,11 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
       const int chunk = reduce_scatter_chunk(g, step, n);
       for (std::int64_t part = 0; part < parts; ++part) {
         const std::int64_t index = chunk * parts + part;
-        GemmLaunch launch = whole;
-        launch.shape = part_shape;
-        launch.a = whole.a + static_cast<std::uint64_t>(index) * a_step;
-        launch.outputs = chunk_outputs(
-            whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes, part_shape,
-            whole.tiles, 1, out_element);
-        launch.label = "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm";
-        append_gemm(program, launch);
+        append_gemm(
+            program,
+            row_band(whole, part_shape, index,
+                     whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
+                     "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm"));
       }
       write(
           gate, static_cast<std::uint32_t>(step + 1),
