@@ -73,13 +73,14 @@ ModelSpec parse_model(const std::string& json_text, const std::string& origin) {
   }
   if (!document.is_object()) throw ConfigError(origin + ": expected a JSON object");
   static const std::set<std::string> keys{"name", "hidden",   "layers", "heads",
-                                          "seq",  "paper_tp", "source"};
+                                          "seq",  "paper_tp", "source", "batch"};
   for (const auto& item : document.items()) {
     if (keys.count(item.key()) == 0)
       throw ConfigError(origin + ": " + item.key() + ": unknown key");
   }
   for (const auto& key : keys) {
-    if (!document.contains(key)) throw ConfigError(origin + ": " + key + ": missing");
+    if (key != "batch" && !document.contains(key))
+      throw ConfigError(origin + ": " + key + ": missing");
   }
   ModelSpec spec;
   spec.name = text(document, "name", origin);
@@ -88,6 +89,7 @@ ModelSpec parse_model(const std::string& json_text, const std::string& origin) {
   spec.heads = positive_integer(document, "heads", origin);
   spec.seq = positive_integer(document, "seq", origin);
   spec.source = text(document, "source", origin);
+  if (document.contains("batch")) spec.batch = positive_integer(document, "batch", origin);
   const auto& tp = document.at("paper_tp");
   // Empty for a model the T3 paper does not evaluate (BERT-Large).
   if (!tp.is_array()) {
@@ -105,6 +107,10 @@ ModelSpec parse_model(const std::string& json_text, const std::string& origin) {
                       " is not a multiple of heads " + std::to_string(spec.heads));
   }
   return spec;
+}
+
+std::int64_t default_tokens(const ModelSpec& spec, std::int64_t fallback) {
+  return spec.batch > 0 ? spec.batch * spec.seq : fallback;
 }
 
 std::vector<std::string> model_names() {

@@ -228,7 +228,9 @@ TEST_CASE("wg order: bad staggered arguments throw invalid_argument") {
 
 // ------------------------------------------------------------------------------------ model zoo
 
-TEST_CASE("model zoo: BERT-Large and the five paper models load with the published figures") {
+TEST_CASE(
+    "model zoo: BERT-Large, CommFuse's MLP and the five paper models load with the published "
+    "figures") {
   struct Expected {
     const char* name;
     std::int64_t hidden, layers, heads, seq;
@@ -237,9 +239,10 @@ TEST_CASE("model zoo: BERT-Large and the five paper models load with the publish
   // REFERENCES.md section 1, the model table; TP degrees from the paper's workload list; heads
   // and sequence lengths from each model's paper (cited in its file). BERT-Large: Devlin et al.
   const std::vector<Expected> expected{
-      {"bert-large", 1024, 24, 16, 512, {}},  {"mega-gpt-2", 3072, 72, 32, 1024, {8, 16}},
-      {"t-nlg", 4256, 78, 28, 1024, {8, 16}}, {"gpt-3", 12288, 96, 96, 2048, {32}},
-      {"palm", 18432, 118, 48, 2048, {32}},   {"mt-nlg", 20480, 105, 128, 2048, {32}}};
+      {"bert-large", 1024, 24, 16, 512, {}},   {"mega-gpt-2", 3072, 72, 32, 1024, {8, 16}},
+      {"commfuse-mlp", 4096, 1, 32, 4096, {}}, {"t-nlg", 4256, 78, 28, 1024, {8, 16}},
+      {"gpt-3", 12288, 96, 96, 2048, {32}},    {"palm", 18432, 118, 48, 2048, {32}},
+      {"mt-nlg", 20480, 105, 128, 2048, {32}}};
   std::vector<std::string> names;
   for (const auto& e : expected) names.push_back(e.name);
   CHECK(model_names() == names);
@@ -261,7 +264,8 @@ TEST_CASE("model zoo: BERT-Large and the five paper models load with the publish
 TEST_CASE("model zoo: an unknown name is a ConfigError listing the known models") {
   const std::string message = error_of<ConfigError>([] { model("gpt-4"); });
   CHECK_THAT(message, Contains("'gpt-4'"));
-  for (const char* name : {"bert-large", "mega-gpt-2", "t-nlg", "gpt-3", "palm", "mt-nlg"}) {
+  for (const char* name :
+       {"bert-large", "mega-gpt-2", "commfuse-mlp", "t-nlg", "gpt-3", "palm", "mt-nlg"}) {
     CHECK_THAT(message, Contains(name));
   }
 }
@@ -306,6 +310,27 @@ TEST_CASE("model zoo: parse_model checks its document") {
                         "paper_tp": [], "source": "s"})",
                     "x.json")
             .paper_tp.empty());
+}
+
+TEST_CASE("model zoo: a model's batch sets the tokens run and compare use by default") {
+  // CommFuse's MLP block: batch 32 x sequence 4096.
+  const ModelSpec mlp = model("commfuse-mlp");
+  CHECK(mlp.batch == 32);
+  CHECK(default_tokens(mlp, 8192) == 131072);
+  // Models without a batch keep the system's workload.tokens.
+  CHECK(model("t-nlg").batch == 0);
+  CHECK(default_tokens(model("t-nlg"), 8192) == 8192);
+  // Its FC-2 at TP 4: the row-parallel second GEMM, K = 4H / 4 = H.
+  const GemmShape fc2 = sublayer_gemm(mlp, Sublayer::Fc2, 4, default_tokens(mlp, 8192));
+  CHECK(fc2.m == 131072);
+  CHECK(fc2.n == 4096);
+  CHECK(fc2.k == 4096);
+  auto error = [](const std::string& text) {
+    return error_of<ConfigError>([&] { parse_model(text, "m.json"); });
+  };
+  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "seq": 8, "batch": 0,
+                      "paper_tp": [], "source": "s"})"),
+             Contains("m.json: batch: must be positive"));
 }
 
 // ------------------------------------------------------------------------------------- sublayer
