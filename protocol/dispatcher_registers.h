@@ -86,6 +86,7 @@ enum CollOp : std::uint32_t {
   kAllGather = 1,
   kDirectReduceScatter = 2,
   kDirectAllGather = 3,
+  kAdd = 4,  // BUFFER += NEXT_BUFFER (protocol/ring.h, CollectiveOp::Add)
 };
 inline constexpr std::uint32_t kMaxRanks = 256;
 inline constexpr std::uint32_t kMaxChannels = 64;

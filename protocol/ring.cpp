@@ -20,6 +20,8 @@ const char* to_string(CollectiveOp op) {
       return "direct reduce-scatter";
     case CollectiveOp::DirectAllGather:
       return "direct all-gather";
+    case CollectiveOp::Add:
+      return "add";
   }
   return "unknown";
 }

@@ -82,6 +82,10 @@ enum class CollectiveOp : std::uint32_t {
   AllGather = 1,
   DirectReduceScatter = 2,  // direct ops: see "Direct" below
   DirectAllGather = 3,
+  // Not a collective: BUFFER[i] += NEXT_BUFFER[i] for the BYTES at both, on the SMs, each channel
+  // its channel_range of the whole buffer in slices; no flags (the adds of a collective whose
+  // sends another engine moves).
+  Add = 4,
 };
 
 const char* to_string(CollectiveOp op);

@@ -121,7 +121,7 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
              std::to_string(d::kQueues) + ")");
   }
-  if (static_cast<std::uint32_t>(launch.op) > d::kDirectAllGather) {
+  if (static_cast<std::uint32_t>(launch.op) > d::kAdd) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }

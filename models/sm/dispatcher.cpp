@@ -73,7 +73,8 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     rw(entry + kOutFlags, reg + "_FLAGS", chunk + ": bit 0 uncached, bit 1 tagged", out.flags);
   }
   rw(kCollOp, "COLL_OP",
-     "collective: 0 reduce-scatter, 1 all-gather, 2 direct reduce-scatter, 3 direct all-gather",
+     "collective: 0 reduce-scatter, 1 all-gather, 2 direct reduce-scatter, 3 direct all-gather, "
+     "4 add (BUFFER += NEXT_BUFFER)",
      d.coll_op);
   rw(kCollRanks, "COLL_RANKS", "collective: ring size n (2..256)", d.ranks);
   rw(kCollRank, "COLL_RANK", "collective: this GPU's ring position (0..n-1)", d.rank);
@@ -204,7 +205,7 @@ LaunchError Dispatcher::validate(Kernel& kernel) const {
 
 LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
-  if (d.coll_op > kDirectAllGather || d.coll_element > 2) return kBadKernel;
+  if (d.coll_op > kAdd || d.coll_element > 2) return kBadKernel;
   if (d.bytes == 0 || d.channels == 0) return kZeroSize;
   const auto element = static_cast<ElementType>(d.coll_element);
   const std::uint64_t eb = element_bytes(element);
@@ -228,9 +229,11 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
 
   const auto op = static_cast<CollectiveOp>(d.coll_op);
   bool hbm_flags = false;
-  if (is_direct(op) ? !direct_areas_mapped(&hbm_flags) : !ring_areas_mapped(&hbm_flags)) {
-    return kUnmappedBuffer;
-  }
+  const bool mapped =
+      op == CollectiveOp::Add
+          ? mapped_bytes(d.buffer, d.bytes, false) && mapped_bytes(d.next_buffer, d.bytes, false)
+          : (is_direct(op) ? direct_areas_mapped(&hbm_flags) : ring_areas_mapped(&hbm_flags));
+  if (!mapped) return kUnmappedBuffer;
 
   kernel.kind = kCollective;
   CollectiveKernel& c = kernel.collective;

@@ -506,6 +506,7 @@ bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDo
   }
   RingChannel c = make_ring_channel(k, channel);
   if (is_direct(k.op)) return run_direct(slot, c, result);
+  if (k.op == CollectiveOp::Add) return run_add(slot, c, result);
   for (std::int64_t slice = 0; slice < c.slices; ++slice) {
     // Step n - 1 only receives: the reduce-scatter finishes its owned chunk, the all-gather
     // takes in the last chunk.
@@ -565,6 +566,23 @@ bool Sm::run_direct(Slot& slot, RingChannel& c, WgDone& result) {
                        part.size())) {
         return false;
       }
+    }
+  }
+  return !result.fault;
+}
+
+// One channel of an add (CollectiveOp::Add): its range of the whole buffer, slice by slice,
+// BUFFER += NEXT_BUFFER.
+bool Sm::run_add(Slot& slot, RingChannel& c, WgDone& result) {
+  const CollectiveKernel& k = c.k;
+  const ElementRange range = channel_range(c.elements, k.channels, c.channel);
+  for (std::int64_t first = range.first; first < range.end; first += c.slice_elements) {
+    const std::int64_t count = std::min(c.slice_elements, range.end - first);
+    const auto offset = static_cast<std::uint64_t>(first * c.eb);
+    if (!direct_move(slot, c,
+                     {{k.buffer + offset, &c.local_read}, {k.next_buffer + offset, &c.local_read}},
+                     k.buffer + offset, count)) {
+      return false;
     }
   }
   return !result.fault;

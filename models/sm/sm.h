@@ -128,6 +128,7 @@ class Sm : public sc_core::sc_module {
     const T3Extension* extension = nullptr;
   };
   bool run_direct(Slot& slot, RingChannel& channel, WgDone& result);
+  bool run_add(Slot& slot, RingChannel& channel, WgDone& result);
   bool direct_move(Slot& slot, RingChannel& channel, const std::vector<DirectSource>& sources,
                    std::uint64_t destination, std::int64_t count);
   void sum_sources(Slot& slot, const RingChannel& channel, std::size_t sources,
