@@ -1,8 +1,9 @@
 // t3sim collective: one collective (reduce-scatter, all-gather or all-reduce) on the group, timed
-// (or functional), with the nccl-tests algbw and busbw figures. Three implementations: the
-// RCCL-style ring on the SMs (collective_program.h), and the ring and the direct pattern on the
-// DMA engines with near-memory updates (dma_collective.h; the ring is the paper's Ideal-RS+NMC
-// baseline, the direct one its section 7.1 mapping for fully-connected and switch fabrics).
+// (or functional), with the nccl-tests algbw and busbw figures. Four implementations: the
+// RCCL-style ring and the direct pattern on the SMs (collective_program.h, protocol/ring.h), and
+// the ring and the direct pattern on the DMA engines with near-memory updates (dma_collective.h;
+// the ring is the paper's Ideal-RS+NMC baseline, the direct one its section 7.1 mapping for
+// fully-connected and switch fabrics).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -23,7 +24,7 @@ namespace t3::cli {
 namespace {
 
 constexpr const char* kOps = "reduce-scatter, all-gather, all-reduce";
-constexpr const char* kImpls = "ring-sm, ring-dma-nmc, direct-dma-nmc";
+constexpr const char* kImpls = "ring-sm, direct-sm, ring-dma-nmc, direct-dma-nmc";
 constexpr std::uint64_t kElementBytes = 4;  // the collective carries fp32 elements
 
 po::options_description collective_options() {
@@ -31,7 +32,9 @@ po::options_description collective_options() {
   options.add_options()("op", po::value<std::string>(),
                         "collective (required): reduce-scatter, all-gather, all-reduce")(
       "impl", po::value<std::string>()->default_value("ring-sm"),
-      "implementation: ring-sm (ring on the SMs, RCCL-style), ring-dma-nmc (ring on the DMA "
+      "implementation: ring-sm (ring on the SMs, RCCL-style), direct-sm (on the SMs, every chunk "
+      "loaded straight from the GPU that holds it by the one that needs it; topology.kind "
+      "fully-connected or switch), ring-dma-nmc (ring on the DMA "
       "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
       "(every chunk straight to its owner by DMA, reduced there by near-memory updates; "
       "topology.kind fully-connected or switch)")(
@@ -42,7 +45,8 @@ po::options_description collective_options() {
       "channels", po::value<int>(),
       "ring channels, one workgroup each, 1..64 (default: what NCCL picks for the class of "
       "machine, 24 on a switch and 16 on point-to-point links, at most sm.count x "
-      "sm.occupancy); ring-sm only")(
+      "sm.occupancy; direct-sm: at most the 128 / n the mailbox holds flags for); ring-sm and "
+      "direct-sm only")(
       "slices", po::value<int>(),
       "slices per chunk, 1..16 (direct-dma-nmc: 1..16/(n-1)) and at most the smaller chunk's "
       "elements, each a DMA descriptor and a tracker tag (default: the largest such count "
@@ -62,10 +66,17 @@ CollectiveKind parse_kind(const std::string& op) {
   throw UsageError("--op " + op + ": unknown collective (choices: " + kOps + ")");
 }
 
-enum class Impl { RingSm, RingDmaNmc, DirectDmaNmc };
+enum class Impl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc };
+bool on_sms(Impl impl) {
+  return impl == Impl::RingSm || impl == Impl::DirectSm;
+}
+bool direct(Impl impl) {
+  return impl == Impl::DirectSm || impl == Impl::DirectDmaNmc;
+}
 
 Impl parse_impl(const std::string& impl) {
   if (impl == "ring-sm") return Impl::RingSm;
+  if (impl == "direct-sm") return Impl::DirectSm;
   if (impl == "ring-dma-nmc") return Impl::RingDmaNmc;
   if (impl == "direct-dma-nmc") return Impl::DirectDmaNmc;
   throw UsageError("--impl " + impl + ": unknown implementation (choices: " + kImpls + ")");
@@ -142,12 +153,17 @@ std::uint64_t direct_data_bytes(const TpGroup& group, const std::vector<Collecti
   return total;
 }
 
-int sm_channels(const po::variables_map& values, const SystemConfig& config) {
-  const int channels =
-      values.count("channels") ? values["channels"].as<int>() : default_ring_channels(config);
-  if (channels < 1 || channels > static_cast<int>(dispatcher::kMaxChannels)) {
+int sm_channels(const po::variables_map& values, const SystemConfig& config, bool direct) {
+  const int most = direct ? direct_mailbox_channels(static_cast<int>(config.gpus))
+                          : static_cast<int>(dispatcher::kMaxChannels);
+  const int channels = values.count("channels") ? values["channels"].as<int>()
+                                                : std::min(default_ring_channels(config), most);
+  if (channels < 1 || channels > most) {
     throw UsageError("--channels " + std::to_string(channels) + ": must be in [1, " +
-                     std::to_string(dispatcher::kMaxChannels) + "]");
+                     std::to_string(most) + "]" +
+                     (direct ? " (direct-sm: the mailbox holds 8 bytes of flags per channel and "
+                               "GPU)"
+                             : ""));
   }
   // More channels than a chunk has elements is allowed: the empty ones pass flags only.
   return channels;
@@ -180,6 +196,19 @@ Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<Colle
   }
   timed.time_ns = (last_end - first_doorbell).to_seconds() * 1e9;
   timed.basis = "first doorbell to last kernel end, all GPUs";
+  if (spec.direct) {
+    // Every rank's owned chunk comes from (reduce-scatter) or goes to (all-gather) every peer.
+    for (std::size_t op = 0; op < ops.size(); ++op) {
+      for (int owner = 0; owner < spec.ranks; ++owner) {
+        for (int peer = 0; peer < spec.ranks; ++peer) {
+          if (peer == owner) continue;
+          timed.data += static_cast<std::uint64_t>(group.topology().hops(peer, owner)) *
+                        spec.chunk_bytes(owner_chunk(owner, spec.ranks));
+        }
+      }
+    }
+    return timed;
+  }
   // The chunk a rank would send at step n - 1 is the one it never sends.
   const auto unsent = [n = spec.ranks](CollectiveOp op, int rank) {
     return op == CollectiveOp::ReduceScatter ? reduce_scatter_chunk(rank, n - 1, n)
@@ -275,12 +304,14 @@ std::uint64_t checked_bytes(const po::variables_map& values) {
 
 // Options that belong to the other implementation are a usage error, not silently ignored.
 void check_impl_options(const po::variables_map& values, Impl impl) {
-  if (impl != Impl::RingSm && values.count("channels")) {
-    throw UsageError("--channels applies to --impl ring-sm only (the dma-nmc ones use --slices)");
-  }
-  if (impl == Impl::RingSm && values.count("slices")) {
+  if (!on_sms(impl) && values.count("channels")) {
     throw UsageError(
-        "--slices applies to the dma-nmc implementations only (ring-sm uses --channels)");
+        "--channels applies to --impl ring-sm and direct-sm only (the dma-nmc ones use --slices)");
+  }
+  if (on_sms(impl) && values.count("slices")) {
+    throw UsageError(
+        "--slices applies to the dma-nmc implementations only (ring-sm and direct-sm use "
+        "--channels)");
   }
 }
 
@@ -294,7 +325,7 @@ struct Request {
   int n = 0;
   std::uint64_t bytes = 0;
   std::vector<CollectiveOp> ops;  // the launches (all-reduce: two)
-  CollectiveSpec sm;              // impl == RingSm
+  CollectiveSpec sm;              // the SM implementations
   DmaCollectiveSpec dma;          // the dma-nmc implementations
   std::string shape;              // "16 channels", "16 slices per chunk"
   int omit_rank = -1;             // --omit-rank: this rank's program is left empty
@@ -311,11 +342,12 @@ struct Measured {
 void print_help(const po::options_description& options) {
   std::cout
       << "usage: t3sim collective --op OP --bytes B "
-         "[--impl ring-sm|ring-dma-nmc|direct-dma-nmc] [OPTIONS]\n"
+         "[--impl ring-sm|direct-sm|ring-dma-nmc|direct-dma-nmc] [OPTIONS]\n"
          "Times one collective on the group and reports nccl-tests figures: algbw = "
          "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
          "2(n-1)/n (all-reduce).\n"
-         "ring-sm is timed from the first doorbell to the last kernel end; the dma-nmc "
+         "ring-sm and direct-sm are timed from the first doorbell to the last kernel end; the "
+         "dma-nmc "
          "ones from the\nfirst MMIO write (tracker and descriptor programming included) to the "
          "last program's end.\n"
       << options;
@@ -352,20 +384,21 @@ Request parse_request(const po::variables_map& values) {
     }
   }
 
+  if (direct(r.impl) && r.config.topology.kind == TopologyKind::Ring) {
+    throw UsageError("--impl " + r.impl_name +
+                     " needs topology.kind = fully-connected or switch (on a ring a direct "
+                     "transfer crosses other GPUs' links)");
+  }
   // Each implementation's shape: SM channels, or DMA slices per chunk.
-  if (r.impl == Impl::RingSm) {
+  if (on_sms(r.impl)) {
     r.sm.ranks = r.n;
     r.sm.bytes = r.bytes;
     r.sm.element = kElementFp32;
-    r.sm.channels = sm_channels(values, r.config);
+    r.sm.direct = r.impl == Impl::DirectSm;
+    r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";
   } else {
     const DmaPattern pattern = r.impl == Impl::DirectDmaNmc ? DmaPattern::Direct : DmaPattern::Ring;
-    if (pattern == DmaPattern::Direct && r.config.topology.kind == TopologyKind::Ring) {
-      throw UsageError(
-          "--impl direct-dma-nmc needs topology.kind = fully-connected or switch "
-          "(on a ring a direct send crosses other GPUs' links)");
-    }
     r.dma = dma_spec(values, r.impl_name, pattern, r.n, r.bytes);
     r.shape = std::to_string(dma_slices(r.dma)) + " slices per chunk";
   }
@@ -375,8 +408,8 @@ Request parse_request(const po::variables_map& values) {
 Measured run(const Request& r, bool with_stats) {
   TpGroup group("group", r.config);
   Measured m;
-  m.timed = r.impl == Impl::RingSm ? run_sm(group, r.sm, r.ops, r.omit_rank)
-                                   : run_dma(group, r.dma, r.ops, r.omit_rank);
+  m.timed = on_sms(r.impl) ? run_sm(group, r.sm, r.ops, r.omit_rank)
+                           : run_dma(group, r.dma, r.ops, r.omit_rank);
   // nccl-tests figures use the whole buffer, whatever its chunks.
   m.bw = collective_bandwidth(r.kind, r.n, r.bytes, m.timed.time_ns * 1e-9);
   for (int l = 0; l < group.links(); ++l) {
@@ -393,7 +426,7 @@ void print_summary(const Request& r, const Measured& m) {
   const double link_GBps = delivered_GBps(r.config.link);
   // Chunks of an uneven split differ by one element: the larger one is chunk n - 1.
   const std::uint64_t chunk_bytes =
-      r.impl == Impl::RingSm ? r.sm.chunk_bytes(r.n - 1) : r.dma.chunk_bytes(r.n - 1);
+      on_sms(r.impl) ? r.sm.chunk_bytes(r.n - 1) : r.dma.chunk_bytes(r.n - 1);
   const bool even = r.bytes % (static_cast<std::uint64_t>(r.n) * kElementBytes) == 0;
   std::printf("t3sim collective: %s %s, TP %d, %llu bytes fp32, %s, system %s (%s mode)\n",
               r.op.c_str(), r.impl_name.c_str(), r.n, static_cast<unsigned long long>(r.bytes),
@@ -411,38 +444,37 @@ void print_summary(const Request& r, const Measured& m) {
   std::printf(
       "  link traffic        %.2f MB payload (%.2f MB %s data, %s), "
       "%.2f MB on the wire, summed over links\n",
-      m.payload_bytes / 1e6, m.timed.data / 1e6, r.impl == Impl::DirectDmaNmc ? "direct" : "ring",
-      r.impl == Impl::RingSm ? "the rest flags" : "no flags", m.wire_bytes / 1e6);
-  if (r.impl == Impl::RingSm) {
+      m.payload_bytes / 1e6, m.timed.data / 1e6, direct(r.impl) ? "direct" : "ring",
+      on_sms(r.impl) ? "the rest flags" : "no flags", m.wire_bytes / 1e6);
+  if (on_sms(r.impl)) {
     std::printf("  per channel         %.2f GB/s busbw per channel (%d channels)\n",
                 m.bw.busbw_GBps / r.sm.channels, r.sm.channels);
   }
   std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", r.ops.size(),
-              r.impl == Impl::RingSm ? (r.ops.size() == 1 ? "launch" : "launches")
-                                     : (r.ops.size() == 1 ? "DMA collective" : "DMA collectives"),
+              on_sms(r.impl) ? (r.ops.size() == 1 ? "launch" : "launches")
+                             : (r.ops.size() == 1 ? "DMA collective" : "DMA collectives"),
               m.timed.run.wall_time_s);
 }
 
 nlohmann::json result_document(const Request& r, const Measured& m) {
-  nlohmann::json document = {
-      {"job", "collective"},
-      {"op", r.op},
-      {"impl", r.impl_name},
-      {"tp", r.n},
-      {"bytes", r.bytes},
-      {"element", "fp32"},
-      {"time_ns", m.timed.time_ns},
-      {"algbw_GBps", m.bw.algbw_GBps},
-      {"busbw_GBps", m.bw.busbw_GBps},
-      {"link_bytes",
-       {{"payload", m.payload_bytes},
-        {"wire", m.wire_bytes},
-        {r.impl == Impl::DirectDmaNmc ? "direct_data" : "ring_data", m.timed.data}}},
-      {"simulated_ns", m.timed.run.simulated_ns},
-      {"wall_time_s", m.timed.run.wall_time_s},
-      {"stats", m.stats},
-      {"config", to_json(r.config)}};
-  if (r.impl == Impl::RingSm) {
+  nlohmann::json document = {{"job", "collective"},
+                             {"op", r.op},
+                             {"impl", r.impl_name},
+                             {"tp", r.n},
+                             {"bytes", r.bytes},
+                             {"element", "fp32"},
+                             {"time_ns", m.timed.time_ns},
+                             {"algbw_GBps", m.bw.algbw_GBps},
+                             {"busbw_GBps", m.bw.busbw_GBps},
+                             {"link_bytes",
+                              {{"payload", m.payload_bytes},
+                               {"wire", m.wire_bytes},
+                               {direct(r.impl) ? "direct_data" : "ring_data", m.timed.data}}},
+                             {"simulated_ns", m.timed.run.simulated_ns},
+                             {"wall_time_s", m.timed.run.wall_time_s},
+                             {"stats", m.stats},
+                             {"config", to_json(r.config)}};
+  if (on_sms(r.impl)) {
     document["channels"] = r.sm.channels;
     // What one channel (one workgroup) carries: the bus bandwidth shared by the channels.
     document["busbw_per_channel_GBps"] = m.bw.busbw_GBps / r.sm.channels;

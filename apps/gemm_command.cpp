@@ -15,12 +15,26 @@ namespace t3::cli {
 po::options_description workload_options() {
   po::options_description options("Workload");
   options.add_options()("model", po::value<std::string>()->default_value("t-nlg"),
-                        "model: mega-gpt-2, t-nlg, gpt-3, palm, mt-nlg")(
-      "sublayer", po::value<std::string>()->default_value("fc2"), "sublayer: op, fc2, fc1, ip")(
-      "tokens", po::value<std::int64_t>(), "tokens per batch (sets workload.tokens)")(
-      "functional", "carry real data (sets sim.mode=functional)")(
+                        "model: mega-gpt-2, t-nlg, gpt-3, palm, mt-nlg (the paper's five), "
+                        "bert-large, commfuse-mlp")(
+      "sublayer", po::value<std::string>()->default_value("fc2"),
+      "sublayer: op, fc2, fc1, ip; fc1-ag (all-gathered input, scenarios sequential and "
+      "commfuse-ag)")("tokens", po::value<std::int64_t>(),
+                      "tokens per batch (sets workload.tokens; default: the model's batch x "
+                      "sequence if it has a batch, e.g. commfuse-mlp 32 x 4096, else the "
+                      "system's workload.tokens)")("functional",
+                                                   "carry real data (sets sim.mode=functional)")(
       "json", po::value<std::string>(), "write the result document to this file");
   return options;
+}
+
+// Whether `--set` assigns `path`.
+bool set_on_command_line(const po::variables_map& values, const std::string& path) {
+  if (!values.count("set")) return false;
+  for (const auto& assignment : values["set"].as<std::vector<std::string>>()) {
+    if (assignment.rfind(path + "=", 0) == 0) return true;
+  }
+  return false;
 }
 
 SystemConfig workload_system(const po::variables_map& values) {
@@ -28,6 +42,11 @@ SystemConfig workload_system(const po::variables_map& values) {
   if (values.count("tokens")) {
     apply_override(config,
                    "workload.tokens=" + std::to_string(values["tokens"].as<std::int64_t>()));
+  } else if (values.count("model") && !set_on_command_line(values, "workload.tokens")) {
+    // A model with a batch (commfuse-mlp) brings its own token count.
+    const std::int64_t tokens =
+        default_tokens(model(values["model"].as<std::string>()), config.workload.tokens);
+    apply_override(config, "workload.tokens=" + std::to_string(tokens));
   }
   if (values.count("functional")) apply_override(config, "sim.mode=functional");
   validate(config);

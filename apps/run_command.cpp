@@ -17,7 +17,8 @@ po::options_description scenario_options(bool single) {
   po::options_description options("Scenario");
   if (single) {
     options.add_options()("scenario", po::value<std::string>()->default_value("t3-mca"),
-                          "sequential, t3, t3-mca, ideal, ideal-rs-nmc, slicing, commfuse")(
+                          "sequential, t3, t3-mca, ideal, ideal-rs-nmc, slicing, commfuse; "
+                          "for sublayer fc1-ag: sequential, commfuse-ag")(
         "trace", po::value<std::string>(),
         "write a Chrome trace-event timeline (open it in ui.perfetto.dev); for ideal, of the "
         "sequential run it is derived from")("vcd", po::value<std::string>(),
@@ -26,7 +27,8 @@ po::options_description scenario_options(bool single) {
   if (!single) {
     options.add_options()("scenarios", po::value<std::string>()->default_value("all"),
                           "comma-separated scenarios to run (sequential is always run); all: "
-                          "the paper's five (add slicing, commfuse by name)");
+                          "the paper's five (add slicing, commfuse by name), or for sublayer "
+                          "fc1-ag sequential and commfuse-ag");
   }
   options.add_options()("jobs", po::value<int>()->default_value(default_jobs()),
                         "simulations run at once, each in its own process");
@@ -47,7 +49,8 @@ ScenarioJob workload_job(const po::variables_map& values) {
 
 // A comma-separated list of scenario names ("all" for every one), sequential first whether named
 // or not (every speedup is measured against it).
-std::vector<Scenario> parse_scenarios(const std::string& list) {
+std::vector<Scenario> parse_scenarios(const std::string& list, Sublayer sublayer) {
+  if (list == "all" && gathers_input(sublayer)) return {Scenario::Sequential, Scenario::CommFuseAg};
   if (list == "all") return all_scenarios();
   std::vector<Scenario> scenarios = {Scenario::Sequential};
   std::string::size_type start = 0;
@@ -68,8 +71,8 @@ std::vector<Scenario> parse_scenarios(const std::string& list) {
   return scenarios;
 }
 
-std::vector<Scenario> scenarios_of(const po::variables_map& values) {
-  return parse_scenarios(values["scenarios"].as<std::string>());
+std::vector<Scenario> scenarios_of(const po::variables_map& values, Sublayer sublayer) {
+  return parse_scenarios(values["scenarios"].as<std::string>(), sublayer);
 }
 
 int jobs_of(const po::variables_map& values) {
@@ -88,9 +91,12 @@ void print_header(const char* command, const ScenarioJob& job, const nlohmann::j
               job.model.c_str(), to_string(job.sublayer), static_cast<long long>(job.config.gpus),
               static_cast<long long>(job.config.workload.tokens), job.config.name.c_str(),
               job.config.sim.mode == SimMode::Functional ? "functional" : "timing");
-  std::printf("  per-GPU GEMM   M=%lld N=%lld K=%lld, fp16; output %.1f MB per GPU to all-reduce\n",
+  const bool gathers = gathers_input(job.sublayer);
+  std::printf("  per-GPU GEMM   M=%lld N=%lld K=%lld, fp16; %s %.1f MB per GPU %s\n",
               shape["m"].get<long long>(), shape["n"].get<long long>(), shape["k"].get<long long>(),
-              2.0 * shape["m"].get<double>() * shape["n"].get<double>() / 1e6);
+              gathers ? "input" : "output",
+              2.0 * shape["m"].get<double>() * shape[gathers ? "k" : "n"].get<double>() / 1e6,
+              gathers ? "all-gathered from row bands" : "to all-reduce");
 }
 
 void print_run(const nlohmann::json& result) {
@@ -134,10 +140,11 @@ std::string phase_us(const nlohmann::json& result, const std::string& name) {
   return "-";
 }
 
-void print_compare(const std::vector<nlohmann::json>& results) {
+// `gathers`: the sublayer all-gathers its input, and the fused column shows ag_gemm.
+void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
   const double sequential_bytes = results.front()["dram_bytes"]["total"].get<double>();
   std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s\n", "scenario", "time", "speedup",
-              "gemm", "rs", "gemm+rs", "ag", "exposed", "DRAM", "DRAM");
+              "gemm", "rs", gathers ? "ag+gemm" : "gemm+rs", "ag", "exposed", "DRAM", "DRAM");
   std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s\n", "", "us", "x seq", "us", "us",
               "us", "us", "us", "MB", "saved");
   for (const nlohmann::json& result : results) {
@@ -146,7 +153,8 @@ void print_compare(const std::vector<nlohmann::json>& results) {
         "%-13s %10.1f %8.3f %10s %10s %10s %10s %10.1f %10.1f %8.1f%%\n",
         result["scenario"].get<std::string>().c_str(), result["time_ns"].get<double>() / 1e3,
         result["speedup_vs_sequential"].get<double>(), phase_us(result, "gemm").c_str(),
-        phase_us(result, "reduce_scatter").c_str(), phase_us(result, "gemm_rs").c_str(),
+        phase_us(result, "reduce_scatter").c_str(),
+        phase_us(result, gathers ? "ag_gemm" : "gemm_rs").c_str(),
         phase_us(result, "all_gather").c_str(), result["exposed_comm_ns"].get<double>() / 1e3,
         bytes / 1e6, 100.0 * (sequential_bytes - bytes) / sequential_bytes);
   }
@@ -197,9 +205,9 @@ int compare_command(const std::vector<std::string>& args) {
   }
   const ScenarioJob job = workload_job(values);
   const std::vector<nlohmann::json> results =
-      run_scenarios({job}, scenarios_of(values), jobs_of(values)).front();
+      run_scenarios({job}, scenarios_of(values, job.sublayer), jobs_of(values)).front();
   print_header("compare", job, results.front());
-  print_compare(results);
+  print_compare(results, gathers_input(job.sublayer));
   if (values.count("json")) write_json(values["json"].as<std::string>(), results);
   return 0;
 }

@@ -250,6 +250,10 @@ void describe(SystemConfig& c, ParamVisitor& v) {
              "how T3's and ideal-rs-nmc's DMA + NMC reduce-scatter reach a chunk's owner: ring "
              "(forwarded hop by hop) or direct (straight to the owner; fully-connected or switch "
              "only); auto: ring on a ring topology, direct otherwise");
+  visit_enum(v, "workload.commfuse_engine", c.workload.commfuse_engine, std::array{"sm", "copy"},
+             "what moves commfuse's reduce-scatter sends: sm (a ring kernel on the SMs adds and "
+             "sends) or copy (the DMA engine copies each step's partial sum to the next GPU; only "
+             "the adds run on the SMs)");
 }
 
 }  // namespace t3

@@ -31,6 +31,9 @@ enum class RingDirection { Descending, Ascending };
 // How T3's fused reduce-scatter (and the DMA + NMC one of ideal-rs-nmc) reach a chunk's owner:
 // auto is ring on a ring topology and direct on fully-connected and switch fabrics.
 enum class CollectivePattern { Auto, Ring, Direct };
+// What moves CommFuse's reduce-scatter sends: the SMs (a resident ring kernel that adds and sends)
+// or the copy (DMA) engine, with only the adds on the SMs.
+enum class CommFuseEngine { Sm, Copy };
 
 struct SimConfig {
   SimMode mode = SimMode::Timing;
@@ -181,6 +184,7 @@ struct WorkloadConfig {
   RingDirection ring = RingDirection::Descending;
   CollectivePattern collective = CollectivePattern::Auto;
   std::int64_t split = 1;  // slicing: n x split slices of the output rows
+  CommFuseEngine commfuse_engine = CommFuseEngine::Sm;
 };
 
 struct SystemConfig {

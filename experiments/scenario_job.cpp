@@ -34,7 +34,8 @@ void add_workload(nlohmann::json& result, const ScenarioJob& job) {
 }  // namespace
 
 nlohmann::json run_scenario_job(const ScenarioJob& job) {
-  const ScenarioPlan plan = plan_scenario(job.config, shape_of(job), job.scenario);
+  const ScenarioPlan plan =
+      plan_sublayer_scenario(job.config, job.sublayer, shape_of(job), job.scenario);
   ScenarioRun run(job.config, plan);
   std::unique_ptr<Timeline> timeline;
   if (!job.trace.empty()) timeline = std::make_unique<Timeline>(run.group());
@@ -74,7 +75,9 @@ void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenar
     throw ConfigError(describe(job) + ": a sublayer needs a TP group of at least 2 GPUs");
   }
   try {
-    for (Scenario scenario : scenarios) plan_scenario(job.config, shape_of(job), scenario);
+    for (Scenario scenario : scenarios) {
+      plan_sublayer_scenario(job.config, job.sublayer, shape_of(job), scenario);
+    }
   } catch (const std::invalid_argument& error) {
     throw ConfigError(describe(job) + ": " + error.what());
   }

@@ -56,7 +56,7 @@ nlohmann::json dram_categories(PhaseKind kind, const TrafficCounters& moved) {
   std::uint64_t other = 0;
   if (kind == PhaseKind::Gemm) {
     other = d[kRead][kComm] + d[kWrite][kComm] + d[kUpdate][kComm];
-  } else if (kind == PhaseKind::AllGather) {
+  } else if (kind == PhaseKind::AllGather || kind == PhaseKind::AllGatherGemm) {
     bytes["ag_read"] = d[kRead][kComm];
     bytes["ag_write"] = d[kWrite][kComm];
     other = d[kUpdate][kComm];
@@ -176,6 +176,7 @@ double ScenarioRun::exposed_comm_ns() const {
         exposed += window.end - window.begin;
         break;
       case PhaseKind::GemmReduceScatter:
+      case PhaseKind::AllGatherGemm:
         exposed += uncovered_communication_ns(window);
         break;
     }

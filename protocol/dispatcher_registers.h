@@ -74,8 +74,20 @@ inline constexpr std::uint64_t kCollPollNs = 0x650;      // RW: ns between flag 
 // input exists (CommFuse-style software overlap).
 inline constexpr std::uint64_t kCollGateLow = 0x654;
 inline constexpr std::uint64_t kCollGateHigh = 0x658;
+// RW, direct ops only (protocol/ring.h, Direct): the distance from rank p's buffer (flag area) to
+// rank p + 1's, two's complement; rank p's is COLL_BUFFER + (p - COLL_RANK) x COLL_PEER_STRIDE.
+inline constexpr std::uint64_t kCollPeerStrideLow = 0x65c;
+inline constexpr std::uint64_t kCollPeerStrideHigh = 0x660;
+inline constexpr std::uint64_t kCollPeerFlagStrideLow = 0x664;
+inline constexpr std::uint64_t kCollPeerFlagStrideHigh = 0x668;
 
-enum CollOp : std::uint32_t { kReduceScatter = 0, kAllGather = 1 };
+enum CollOp : std::uint32_t {
+  kReduceScatter = 0,
+  kAllGather = 1,
+  kDirectReduceScatter = 2,
+  kDirectAllGather = 3,
+  kAdd = 4,  // BUFFER += NEXT_BUFFER (protocol/ring.h, CollectiveOp::Add)
+};
 inline constexpr std::uint32_t kMaxRanks = 256;
 inline constexpr std::uint32_t kMaxChannels = 64;
 // Reset values of the tunables (kept across launches until written).

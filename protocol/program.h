@@ -14,6 +14,8 @@ struct HostCommand {
     ExpectRegister,  // 32-bit MMIO read at `address`; a value other than `value` fails the run
     PollRegister,    // 32-bit MMIO reads at `address` every `interval_ns` until it reads `value`;
                      // not within `timeout_ns` of simulated time fails the run (no endless poll)
+    PollAtLeast,     // the same until it reads `value` or more (a counter that may pass it
+                     // between two reads, e.g. a collective's flag count)
     WaitKernel,      // wait for queue `value` of the dispatcher at MMIO `address` (its block
                      // base) to interrupt; then read the queue's status, fail the run if the
                      // launch failed, acknowledge
@@ -24,8 +26,8 @@ struct HostCommand {
   std::uint64_t address = 0;
   std::uint32_t value = 0;
   std::string note;                          // what this step is for: shown in errors and traces
-  std::uint32_t interval_ns = 500;           // PollRegister: time between reads
-  std::uint64_t timeout_ns = 1'000'000'000;  // PollRegister: give up after this long
+  std::uint32_t interval_ns = 500;           // PollRegister, PollAtLeast: time between reads
+  std::uint64_t timeout_ns = 1'000'000'000;  // PollRegister, PollAtLeast: give up after this long
 };
 
 struct Program {

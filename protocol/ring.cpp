@@ -16,8 +16,31 @@ const char* to_string(CollectiveOp op) {
       return "reduce-scatter";
     case CollectiveOp::AllGather:
       return "all-gather";
+    case CollectiveOp::DirectReduceScatter:
+      return "direct reduce-scatter";
+    case CollectiveOp::DirectAllGather:
+      return "direct all-gather";
+    case CollectiveOp::Add:
+      return "add";
   }
   return "unknown";
+}
+
+bool is_direct(CollectiveOp op) {
+  return op == CollectiveOp::DirectReduceScatter || op == CollectiveOp::DirectAllGather;
+}
+
+bool is_reduce_scatter(CollectiveOp op) {
+  return op == CollectiveOp::ReduceScatter || op == CollectiveOp::DirectReduceScatter;
+}
+
+std::uint64_t direct_flag_area_bytes(int channels, int ranks) {
+  return 8 * static_cast<std::uint64_t>(channels) * static_cast<std::uint64_t>(ranks);
+}
+
+std::uint64_t arrival_flag(std::uint64_t flags, int channel, int ranks, int peer) {
+  return flags + 8 * (static_cast<std::uint64_t>(channel) * static_cast<std::uint64_t>(ranks) +
+                      static_cast<std::uint64_t>(peer));
 }
 
 int next_rank(int rank, int ranks) {

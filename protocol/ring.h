@@ -77,9 +77,46 @@
 namespace t3 {
 
 // The dispatcher's COLL_OP register values.
-enum class CollectiveOp : std::uint32_t { ReduceScatter = 0, AllGather = 1 };
+enum class CollectiveOp : std::uint32_t {
+  ReduceScatter = 0,
+  AllGather = 1,
+  DirectReduceScatter = 2,  // direct ops: see "Direct" below
+  DirectAllGather = 3,
+  // Not a collective: BUFFER[i] += NEXT_BUFFER[i] for the BYTES at both, on the SMs, each channel
+  // its channel_range of the whole buffer in slices; no flags (the adds of a collective whose
+  // sends another engine moves).
+  Add = 4,
+};
 
 const char* to_string(CollectiveOp op);
+bool is_direct(CollectiveOp op);
+bool is_reduce_scatter(CollectiveOp op);  // ReduceScatter or DirectReduceScatter
+
+// ---- Direct (fully-connected and switch fabrics) -----------------------------------------------
+//
+// The direct ops keep the ring's buffer, chunks, channels, slices and chunk ownership (rank r ends
+// owning owner_chunk(r) = r + 1, so either all-gather can follow either reduce-scatter), but every
+// chunk moves straight between the rank that holds it and the rank that needs it, over the pair's
+// own route, as a CUDA-IPC kernel does (TensorRT-LLM's two-shot all-reduce): every rank maps its
+// peers' buffers, at BUFFER + (p - r) x PEER_STRIDE for rank p, and loads from them.
+//   Arrival. Channel c of rank r first stores flag_value(SEQUENCE, 1) into word (c, r) of every
+//   peer's direct flag area (at FLAGS + (p - r) x PEER_FLAG_STRIDE), then waits until its own
+//   words (c, p) of every peer p reach that value. A peer's channel arrives only once its program
+//   has reached this launch, so its data (the reduce-scatter's input, the all-gather's owned
+//   chunk) is final and its earlier launches are over.
+//   Direct reduce-scatter. For each slice of its range of the owned chunk the channel loads its
+//   own partial (local) and every peer's (remote loads, peers in order r + 1, r + 2, ...), adds
+//   them in float, rounds once to the element type and stores the sum in place.
+//   Direct all-gather. For each slice and each peer p in order r + 1, r + 2, ... the channel loads
+//   p's owned chunk owner_chunk(p) from p's buffer and stores it at the same position of its own.
+//   A rank writes only its own buffer, and only positions no peer loads during the same launch
+//   (its owned chunk in a reduce-scatter, the peers' owned chunks in an all-gather), so no ACK is
+//   needed: the next launch's arrival orders it after this one everywhere.
+// Direct flag area: CHANNELS x RANKS words of 8 bytes, word (c, p) at FLAGS + 8 (c RANKS + p).
+// Traffic: remote loads are Communication, Uncached (they bypass this GPU's L2 and are served by
+// the peer's memory-side L2); local loads and the final stores are Cached, as in the ring.
+std::uint64_t direct_flag_area_bytes(int channels, int ranks);
+std::uint64_t arrival_flag(std::uint64_t flags, int channel, int ranks, int peer);
 
 // ---- The ring schedule -------------------------------------------------------------------------
 

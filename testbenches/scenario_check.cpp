@@ -32,6 +32,10 @@ Bytes integer_values(std::size_t elements, ElementType type, std::mt19937_64& ra
 ScenarioCheck::ScenarioCheck(TpGroup& group, const ScenarioPlan& plan, std::uint64_t seed,
                              int range)
     : group_(group), plan_(plan) {
+  if (plan.gathers_input) {
+    load_gathered(seed, range);
+    return;
+  }
   const GemmShape& shape = plan.gemm.shape;
   const GemmLaunch& launch = plan.gemm.gpus.front().launch;
   const ElementType in = element_type(launch.element);
@@ -51,6 +55,54 @@ ScenarioCheck::ScenarioCheck(TpGroup& group, const ScenarioPlan& plan, std::uint
   for (std::size_t i = 0; i < sum.size(); ++i) store_element(expected_.data(), i, out, sum[i]);
   group.barrier().observe_release(
       [this](sc_core::sc_time, std::uint32_t barrier) { on_barrier(barrier); });
+}
+
+void ScenarioCheck::load_gathered(std::uint64_t seed, int range) {
+  const GemmShape& shape = plan_.gemm.shape;
+  const GemmLaunch& launch = plan_.gemm.gpus.front().launch;
+  const ElementType in = element_type(launch.element);
+  const ElementType out = element_type(launch.out_element);
+  const int n = group_.gpus();
+  std::mt19937_64 random(seed);
+  input_ = integer_values(static_cast<std::size_t>(shape.m * shape.k), in, random, range);
+  // A's row bands are the ring's chunks (whole tile rows, tile-contiguous, so contiguous bytes).
+  const std::size_t band = input_.size() / static_cast<std::size_t>(n);
+  for (int g = 0; g < n; ++g) {
+    const GemmBuffers& buffers = plan_.gemm.gpus[static_cast<std::size_t>(g)].buffers;
+    const Bytes b = integer_values(static_cast<std::size_t>(shape.k * shape.n), in, random, range);
+    // Only the band GPU g holds; the others a value the data never has, so a band the
+    // all-gather missed shows in C.
+    Bytes a(input_.size());
+    for (std::size_t i = 0; i < a.size() / element_bytes(in); ++i) {
+      store_element(a.data(), i, in, static_cast<float>(range + 7));
+    }
+    const std::size_t own = static_cast<std::size_t>(owner_chunk(g, n)) * band;
+    std::copy(input_.begin() + static_cast<std::ptrdiff_t>(own),
+              input_.begin() + static_cast<std::ptrdiff_t>(own + band),
+              a.begin() + static_cast<std::ptrdiff_t>(own));
+    debug_write(group_.gpu(g).router, buffers.a, a);
+    debug_write(group_.gpu(g).router, buffers.b, b);
+    outputs_.push_back(reference_gemm(shape, launch.tiles, in, out, input_, b));
+  }
+  expected_ = outputs_.front();
+}
+
+std::string ScenarioCheck::check_gathered() const {
+  for (int g = 0; g < group_.gpus(); ++g) {
+    const GemmBuffers& buffers = plan_.gemm.gpus[static_cast<std::size_t>(g)].buffers;
+    if (debug_read(group_.gpu(g).router, buffers.a, input_.size()) != input_) {
+      return "gpu " + std::to_string(g) + ": its input A was not gathered whole";
+    }
+    const Bytes& want = outputs_[static_cast<std::size_t>(g)];
+    const Bytes got = debug_read(group_.gpu(g).router, buffers.c, want.size());
+    if (got != want) {
+      const auto mismatch = std::mismatch(want.begin(), want.end(), got.begin());
+      return "gpu " + std::to_string(g) + ": output byte " +
+             std::to_string(mismatch.first - want.begin()) +
+             " differs from the reference GEMM of the gathered input";
+    }
+  }
+  return {};
 }
 
 void ScenarioCheck::on_barrier(std::uint32_t barrier) {
@@ -79,11 +131,13 @@ void ScenarioCheck::on_barrier(std::uint32_t barrier) {
 }
 
 std::string ScenarioCheck::check_reduce_scattered() const {
+  if (plan_.gathers_input) return {};  // nothing is reduced
   if (!reduce_scatter_seen_) return "the reduce-scatter never ended";
   return reduce_scatter_error_;
 }
 
 std::string ScenarioCheck::check_all_gathered() const {
+  if (plan_.gathers_input) return check_gathered();
   for (int g = 0; g < group_.gpus(); ++g) {
     if (std::string error = compare(g, 0, expected_.size()); !error.empty()) return error;
   }

@@ -3,6 +3,10 @@
 // (the element-wise sum of every GPU's reference partial GEMM) and, before that, that each GPU's
 // owned chunk was reduce-scattered exactly. Integer-valued data keeps every sum exact, so the
 // comparison is bit for bit whatever order the reductions ran in.
+// For a plan that all-gathers the GEMM's input (ScenarioPlan::gathers_input) GPU g starts with A's
+// row band owner_chunk(g) only (the other bands hold a poison value) and its own B; the check is
+// that every GPU's A was gathered whole and its C equals the reference GEMM of the whole A with its
+// B, bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +30,8 @@ class ScenarioCheck {
   std::string check_reduce_scattered() const;
   // After the run: empty if every GPU holds the expected output, else the same kind of message.
   std::string check_all_gathered() const;
-  // The whole reduced output, tile-contiguous, in the output element type.
+  // The whole reduced output, tile-contiguous, in the output element type (gathered input: GPU
+  // 0's output).
   const Bytes& expected() const { return expected_; }
 
  private:
@@ -37,10 +42,15 @@ class ScenarioCheck {
   std::string compare_at(int gpu, std::uint64_t offset, std::uint64_t address,
                          std::uint64_t bytes) const;
   void on_barrier(std::uint32_t barrier);
+  // The gathered-input plan's operands and expected outputs (constructor), and its check.
+  void load_gathered(std::uint64_t seed, int range);
+  std::string check_gathered() const;
 
   TpGroup& group_;
   ScenarioPlan plan_;
   Bytes expected_;
+  Bytes input_;                 // gathered input: the whole A every GPU must end with
+  std::vector<Bytes> outputs_;  // gathered input: each GPU's expected C
   bool reduce_scatter_seen_ = false;
   std::string reduce_scatter_error_;
 };

@@ -1,6 +1,7 @@
 // Ring collectives: schedule, layout and launch programs (see collective_program.h).
 #include "workloads/collective_program.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "protocol/mmio_map.h"
@@ -60,6 +61,11 @@ std::uint64_t CollectiveSpec::chunk_bytes(int chunk) const {
   return bytes_of(element, chunk_range(elements(), ranks, chunk).size());
 }
 
+int direct_mailbox_channels(int ranks) {
+  return std::min<int>(static_cast<int>(dispatcher::kMaxChannels),
+                       4 * dispatcher::kMailboxWords / (8 * std::max(ranks, 1)));
+}
+
 void check_spec(const CollectiveSpec& spec) {
   check_fields("collective: ", spec.ranks, spec.bytes, spec.element, spec.channels,
                spec.slice_bytes, spec.fifo_depth, spec.poll_ns);
@@ -69,11 +75,13 @@ std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
                                                  const CollectiveSpec& spec,
                                                  std::uint64_t hbm_offset) {
   check_spec(spec);
-  const std::uint64_t flag_bytes = flag_area_bytes(spec.channels);
+  const std::uint64_t flag_bytes = spec.direct ? direct_flag_area_bytes(spec.channels, spec.ranks)
+                                               : flag_area_bytes(spec.channels);
   if (spec.flags == FlagPlacement::Mailbox &&
       flag_bytes > 4 * static_cast<std::uint64_t>(dispatcher::kMailboxWords)) {
     bad_plan("plan_collective: " + std::to_string(spec.channels) + " channels need " +
-             std::to_string(flag_bytes) + " bytes of flags, more than the mailbox holds");
+             std::to_string(flag_bytes) + " bytes of flags, more than the mailbox holds" +
+             (spec.direct ? " (direct: 8 bytes per channel and rank)" : ""));
   }
   std::vector<CollectiveGpuLayout> plan;
   for (int g = 0; g < spec.ranks; ++g) {
@@ -84,7 +92,8 @@ std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
     gpu.buffer = align_up(hbm + hbm_offset, kBufferAlignment);
     gpu.buffer_bytes = spec.bytes;
     gpu.receive = receive_area(gpu.buffer, spec.bytes);
-    gpu.receive_bytes = receive_area_bytes(spec.channels, spec.fifo_depth, spec.slice_bytes);
+    gpu.receive_bytes =
+        spec.direct ? 0 : receive_area_bytes(spec.channels, spec.fifo_depth, spec.slice_bytes);
     gpu.end = align_up(gpu.receive + gpu.receive_bytes, kBufferAlignment);
     gpu.flag_bytes = flag_bytes;
     if (spec.flags == FlagPlacement::Mailbox) {
@@ -112,7 +121,7 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
              std::to_string(d::kQueues) + ")");
   }
-  if (launch.op != CollectiveOp::ReduceScatter && launch.op != CollectiveOp::AllGather) {
+  if (static_cast<std::uint32_t>(launch.op) > d::kAdd) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
@@ -150,6 +159,10 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
   write(d::kCollPollNs, launch.poll_ns,
         "poll interval = " + std::to_string(launch.poll_ns) + " ns");
   if (launch.gate != 0) write64(d::kCollGateLow, launch.gate, "gate");
+  if (is_direct(launch.op)) {
+    write64(d::kCollPeerStrideLow, launch.peer_stride, "peer stride");
+    write64(d::kCollPeerFlagStrideLow, launch.peer_flag_stride, "peer flag stride");
+  }
   write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
   if (launch.gate != 0) write64(d::kCollGateLow, 0, "gate cleared (the launch took its copy)");
   if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
@@ -192,7 +205,22 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
   launch.slice_bytes = spec.slice_bytes;
   launch.fifo_depth = spec.fifo_depth;
   launch.poll_ns = spec.poll_ns;
-  launch.label = std::string(to_string(op)) + " rank " + std::to_string(rank) + " seq " +
+  if (spec.direct) {
+    launch.op =
+        is_reduce_scatter(op) ? CollectiveOp::DirectReduceScatter : CollectiveOp::DirectAllGather;
+    launch.peer_stride = plan[1].buffer - plan[0].buffer;
+    launch.peer_flag_stride = plan[1].flags - plan[0].flags;
+    for (std::size_t p = 0; p < plan.size(); ++p) {
+      if (plan[p].buffer != plan[0].buffer + p * launch.peer_stride ||
+          plan[p].flags != plan[0].flags + p * launch.peer_flag_stride) {
+        bad_plan(
+            "ring_launch: a direct collective needs every rank's buffer and flags at equal "
+            "strides from rank 0's; rank " +
+            std::to_string(p) + "'s are not");
+      }
+    }
+  }
+  launch.label = std::string(to_string(launch.op)) + " rank " + std::to_string(rank) + " seq " +
                  std::to_string(sequence);
   return launch;
 }

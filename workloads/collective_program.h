@@ -31,6 +31,10 @@ struct CollectiveSpec {
   std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
   std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
   FlagPlacement flags = FlagPlacement::Mailbox;
+  // Direct instead of ring (protocol/ring.h, Direct): every chunk moves straight between the rank
+  // that holds it and the one that needs it; no receive FIFO, a direct flag area per rank. For
+  // fully-connected and switch fabrics.
+  bool direct = false;
   std::int64_t elements() const;
   // Bytes of chunk `chunk` (chunk_range: chunks may differ by one element, or be empty).
   std::uint64_t chunk_bytes(int chunk) const;
@@ -51,6 +55,10 @@ struct CollectiveGpuLayout {
 std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
                                                  const CollectiveSpec& spec,
                                                  std::uint64_t hbm_offset = 0);
+
+// The most channels a direct collective of `ranks` ranks can have with its flags in the mailbox
+// (8 bytes per channel and rank).
+int direct_mailbox_channels(int ranks);
 
 // Throws std::invalid_argument naming the field if the spec cannot run: ranks outside
 // [2, 256], channels outside [1, 64], bytes 0 or not a whole number of elements, an unknown
@@ -82,6 +90,8 @@ struct CollectiveLaunch {
   // A reduce-scatter's gate word (COLL_GATE), 0 for none. A gated launch writes it before its
   // doorbell and clears it after, so the staging descriptor does not gate a later launch.
   std::uint64_t gate = 0;
+  // Direct ops: rank p + 1's buffer (flag area) minus rank p's.
+  std::uint64_t peer_stride = 0, peer_flag_stride = 0;
 };
 
 // Appends WriteRegister commands for KERNEL = collective and every COLL_* register, the queue's
@@ -91,7 +101,9 @@ struct CollectiveLaunch {
 void append_collective(Program& program, const CollectiveLaunch& launch);
 Program collective_program(const CollectiveLaunch& launch);
 
-// The launch of `rank` in the ring over `plan` (next and previous ranks' areas filled in).
+// The launch of `rank` in the ring over `plan` (next and previous ranks' areas filled in). With
+// spec.direct, `op` becomes its direct form and the peer strides are filled in (every rank's
+// areas must be rank 0's moved by equal strides).
 CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
                              const CollectiveSpec& spec, int rank, CollectiveOp op,
                              std::uint32_t sequence);

@@ -72,25 +72,28 @@ ModelSpec parse_model(const std::string& json_text, const std::string& origin) {
     throw ConfigError(origin + ": not valid JSON: " + error.what());
   }
   if (!document.is_object()) throw ConfigError(origin + ": expected a JSON object");
-  static const std::set<std::string> keys{"name",  "hidden",   "layers",
-                                          "heads", "paper_tp", "source"};
+  static const std::set<std::string> keys{"name", "hidden",   "layers", "heads",
+                                          "seq",  "paper_tp", "source", "batch"};
   for (const auto& item : document.items()) {
     if (keys.count(item.key()) == 0)
       throw ConfigError(origin + ": " + item.key() + ": unknown key");
   }
   for (const auto& key : keys) {
-    if (!document.contains(key)) throw ConfigError(origin + ": " + key + ": missing");
+    if (key != "batch" && !document.contains(key))
+      throw ConfigError(origin + ": " + key + ": missing");
   }
   ModelSpec spec;
   spec.name = text(document, "name", origin);
   spec.hidden = positive_integer(document, "hidden", origin);
   spec.layers = positive_integer(document, "layers", origin);
   spec.heads = positive_integer(document, "heads", origin);
+  spec.seq = positive_integer(document, "seq", origin);
   spec.source = text(document, "source", origin);
+  if (document.contains("batch")) spec.batch = positive_integer(document, "batch", origin);
   const auto& tp = document.at("paper_tp");
-  if (!tp.is_array() || tp.empty()) {
-    throw ConfigError(origin + ": paper_tp: expected a non-empty array of integers, got " +
-                      tp.dump());
+  // Empty for a model the T3 paper does not evaluate (BERT-Large).
+  if (!tp.is_array()) {
+    throw ConfigError(origin + ": paper_tp: expected an array of integers, got " + tp.dump());
   }
   for (const auto& degree : tp) {
     if (!degree.is_number_integer() || degree.get<std::int64_t>() < 1 ||
@@ -104,6 +107,10 @@ ModelSpec parse_model(const std::string& json_text, const std::string& origin) {
                       " is not a multiple of heads " + std::to_string(spec.heads));
   }
   return spec;
+}
+
+std::int64_t default_tokens(const ModelSpec& spec, std::int64_t fallback) {
+  return spec.batch > 0 ? spec.batch * spec.seq : fallback;
 }
 
 std::vector<std::string> model_names() {

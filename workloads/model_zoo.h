@@ -1,5 +1,5 @@
-// The model zoo: transformer models the T3 paper evaluates, one JSON file each under
-// workloads/models/, compiled into the library. Plain C++, no SystemC.
+// The model zoo: transformer models the T3 paper evaluates, and BERT-Large, one JSON file each
+// under workloads/models/, compiled into the library. Plain C++, no SystemC.
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,17 @@ struct ModelSpec {
   std::int64_t hidden = 0;  // H, the model dimension
   std::int64_t layers = 0;
   std::int64_t heads = 0;
-  std::vector<int> paper_tp;  // TP degrees the T3 paper evaluates this model at
+  std::int64_t seq = 0;  // tokens per sequence (its context length)
+  // Sequences per batch that `t3sim run` and `compare` use by default (tokens = batch x seq);
+  // 0: the system's workload.tokens. Optional key "batch".
+  std::int64_t batch = 0;
+  std::vector<int> paper_tp;  // TP degrees the T3 paper evaluates it at (none: not in the paper)
   std::string source;         // where the figures come from
 };
+
+// The tokens `t3sim run` and `compare` use for `spec` unless told: batch x seq, or `fallback`
+// (the system's workload.tokens) for a model without a batch.
+std::int64_t default_tokens(const ModelSpec& spec, std::int64_t fallback);
 
 // Names of the built-in models, in order of increasing hidden size (the paper's table order).
 std::vector<std::string> model_names();
@@ -24,9 +32,9 @@ std::vector<std::string> model_names();
 ModelSpec model(const std::string& name);
 
 // Parses and checks one model document (the format of workloads/models/*.json: the keys name,
-// hidden, layers, heads, paper_tp and source, nothing else). `origin` names it in errors.
-// Throws ConfigError for malformed JSON, a missing or unknown key, a wrong type, a non-positive
-// size or a hidden size the head count does not divide.
+// hidden, layers, heads, seq, paper_tp and source, the optional batch, nothing else). `origin`
+// names it in errors. Throws ConfigError for malformed JSON, a missing or unknown key, a wrong
+// type, a non-positive size or a hidden size the head count does not divide.
 ModelSpec parse_model(const std::string& json_text, const std::string& origin);
 
 }  // namespace t3

@@ -5,6 +5,8 @@
 
 #include "config/config_io.h"
 #include "protocol/dispatcher_registers.h"
+#include "protocol/dma_registers.h"
+#include "protocol/mmio_map.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 #include "workloads/plan_util.h"
@@ -16,7 +18,8 @@ namespace {
 
 const std::vector<Scenario> kScenarios = {Scenario::Sequential, Scenario::T3, Scenario::T3Mca,
                                           Scenario::Ideal, Scenario::IdealRsNmc};
-const std::vector<Scenario> kSoftwareOverlap = {Scenario::Slicing, Scenario::CommFuse};
+const std::vector<Scenario> kSoftwareOverlap = {Scenario::Slicing, Scenario::CommFuse,
+                                                Scenario::CommFuseAg};
 
 HostCommand barrier(std::uint32_t id, const std::string& note) {
   return {HostCommand::Kind::Barrier, 0, id, note};
@@ -37,38 +40,47 @@ struct RingOnOutput {
   std::vector<CollectiveGpuLayout> layout;  // by rank
 };
 
-RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
-                            ElementCode element, T3Ring order, bool gated = false) {
+// The SM ring collective in place on every GPU's `buffer` (C, or A for an all-gathered input) of
+// `bytes`.
+RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::uint64_t bytes,
+                     std::uint64_t GemmBuffers::*buffer, ElementCode element, T3Ring order,
+                     bool gated) {
   RingOnOutput ring;
   ring.order = order;
   ring.spec.ranks = static_cast<int>(config.gpus);
-  ring.spec.bytes = plan.output_bytes;
+  ring.spec.bytes = bytes;
   ring.spec.element = element;
-  const auto chunk_elements = static_cast<std::int64_t>(plan.output_bytes / bytes_of(element, 1) /
+  const auto chunk_elements = static_cast<std::int64_t>(bytes / bytes_of(element, 1) /
                                                         static_cast<std::uint64_t>(config.gpus));
   ring.spec.channels =
       static_cast<int>(std::min<std::int64_t>(default_ring_channels(config), chunk_elements));
   if (gated) {
-    // A gated ring waits, resident, for the GEMM that feeds it: it may take at most a quarter of
+    // A ring that overlaps the GEMM stays resident beside it: it may take at most a quarter of
     // the SM slots, so the GEMM always has slots to run in.
     const std::int64_t slots = config.sm.count * config.sm.occupancy;
     ring.spec.channels = static_cast<int>(
         std::max<std::int64_t>(1, std::min<std::int64_t>(ring.spec.channels, slots / 4)));
-    // Every channel moves its share of a chunk as one slice, each step whole.
+    // Every channel moves its share of a chunk as one slice, each step whole, so step k completes
+    // chunk k alone.
     const std::int64_t share = (chunk_elements + ring.spec.channels - 1) / ring.spec.channels;
     ring.spec.slice_bytes = static_cast<std::uint32_t>(align_up(bytes_of(element, share), 4));
   }
-  const std::uint64_t c = plan.gemm.gpus.front().buffers.c;
-  const auto by_gpu = plan_collective(config.address_map, ring.spec, c - hbm_base(config, 0));
+  const std::uint64_t base = plan.gemm.gpus.front().buffers.*buffer;
+  const auto by_gpu = plan_collective(config.address_map, ring.spec, base - hbm_base(config, 0));
   for (int r = 0; r < ring.spec.ranks; ++r) {
     const auto g = static_cast<std::size_t>(order.gpu(r));
-    if (by_gpu[g].buffer != plan.gemm.gpus[g].buffers.c) {
+    if (by_gpu[g].buffer != plan.gemm.gpus[g].buffers.*buffer) {
       throw std::logic_error("scenario: the ring collective's buffer is not GPU " +
-                             std::to_string(g) + "'s output");
+                             std::to_string(g) + "'s GEMM buffer");
     }
     ring.layout.push_back(by_gpu[g]);
   }
   return ring;
+}
+
+RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
+                            ElementCode element, T3Ring order, bool gated = false) {
+  return ring_on(config, plan, plan.output_bytes, &GemmBuffers::c, element, order, gated);
 }
 
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
@@ -267,6 +279,157 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
   }
 }
 
+// CommFuse's Flash-RS with its sends on the copy engine (workload.commfuse_engine = copy). Per
+// GPU g and ring step k (chunk c_k = reduce_scatter_chunk(g, k)), driven by the host as CUDA
+// streams would order them:
+//   - the GEMM runs chunk by chunk on queue 0 as in the SM variant, the next launch rung as soon
+//     as the previous one ended;
+//   - once chunk c_k is computed (k >= 1): wait until the previous GPU's copy of step k - 1 has
+//     arrived (its flag in this GPU's mailbox), then an add kernel on queue 1 (SMs) sums it into
+//     C's chunk c_k;
+//   - (k < n - 1) DMA descriptor k copies C's chunk c_k into the next GPU's receive slot k; when
+//     the descriptor is done, descriptor 15 copies the step count from this GPU's mailbox into the
+//     next GPU's (the copy engine carries the flag, so it is seen in timing mode too).
+// Receive slots: n - 1 chunks after C (where the SM ring's FIFO would be). Mailbox words: the
+// count to send at kSentFlag, the count received at kArrivedFlag (8 bytes each).
+constexpr std::uint64_t kSentFlag = dispatcher::kMailbox + 4 * (dispatcher::kMailboxWords - 6);
+constexpr std::uint64_t kArrivedFlag = dispatcher::kMailbox + 4 * (dispatcher::kMailboxWords - 4);
+constexpr int kFlagDescriptor = dma::kDescriptors - 1;
+
+void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+                        const RingOnOutput& gather) {
+  const int n = static_cast<int>(config.gpus);
+  if (n - 1 > kFlagDescriptor) {
+    throw std::invalid_argument(
+        "scenario commfuse: workload.commfuse_engine = copy uses a DMA descriptor per ring step "
+        "and one for its flag: at most " +
+        std::to_string(kFlagDescriptor + 1) + " GPUs, not " + std::to_string(n));
+  }
+  const GemmShape& shape = plan.gemm.shape;
+  const std::int64_t parts = config.workload.split;
+  const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
+  const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
+  const std::uint64_t chunk_bytes = plan.output_bytes / static_cast<std::uint64_t>(n);
+  const std::uint64_t c0 = plan.gemm.gpus.front().buffers.c;
+  const std::uint64_t receive = receive_area(c0, plan.output_bytes) - hbm_base(config, 0);
+  if (receive + static_cast<std::uint64_t>(n - 1) * chunk_bytes > config.hbm.capacity_bytes) {
+    throw std::invalid_argument("scenario commfuse: the copy engine's " + std::to_string(n - 1) +
+                                " receive slots do not fit in hbm.capacity_bytes");
+  }
+  const std::int64_t slots = config.sm.count * config.sm.occupancy;
+  const int add_channels = static_cast<int>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>(default_ring_channels(config), slots / 4)));
+  for (int g = 0; g < n; ++g) {
+    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const int next = next_rank(g, n);
+    const std::uint64_t dma =
+        whole.dispatcher - mmio_map::kDispatcher + mmio_map::kDma;  // this GPU's engine
+    const std::uint64_t next_dispatcher =
+        plan.gemm.gpus[static_cast<std::size_t>(next)].launch.dispatcher;
+    const auto slot_of = [&](int gpu, int step) {
+      return hbm_base(config, gpu) + receive + static_cast<std::uint64_t>(step) * chunk_bytes;
+    };
+    const auto chunk_at = [&](int chunk) {
+      return whole.outputs.front().base + static_cast<std::uint64_t>(chunk) * chunk_bytes;
+    };
+    Program program;
+    const auto write = [&](std::uint64_t address, std::uint32_t value, const std::string& note) {
+      program.commands.push_back({HostCommand::Kind::WriteRegister, address, value, note});
+    };
+    const auto poll = [&](std::uint64_t address, std::uint32_t value, HostCommand::Kind kind,
+                          const std::string& note) {
+      HostCommand command{kind, address, value, note};
+      command.interval_ns = dispatcher::kDefaultPollNs;
+      program.commands.push_back(command);
+    };
+    const auto copy = [&](int d, std::uint64_t source, std::uint64_t destination,
+                          std::uint64_t bytes, const std::string& what) {
+      const auto reg = [&](std::uint64_t field) {
+        return dma + dma::descriptor_register(d, field);
+      };
+      write(reg(dma::kSrcLow), static_cast<std::uint32_t>(source), what + ": source bits 31:0");
+      write(reg(dma::kSrcHigh), static_cast<std::uint32_t>(source >> 32),
+            what + ": source bits 63:32");
+      write(reg(dma::kDstLow), static_cast<std::uint32_t>(destination),
+            what + ": destination bits 31:0");
+      write(reg(dma::kDstHigh), static_cast<std::uint32_t>(destination >> 32),
+            what + ": destination bits 63:32");
+      write(reg(dma::kSizeLow), static_cast<std::uint32_t>(bytes), what + ": size bits 31:0");
+      write(reg(dma::kSizeHigh), static_cast<std::uint32_t>(bytes >> 32),
+            what + ": size bits 63:32");
+      write(reg(dma::kOp), dma::kOpStore, what + ": store");
+      write(reg(dma::kElement), out_element, what + ": element");
+      write(reg(dma::kTag), 0xffffffffu, what + ": untracked");
+      write(reg(dma::kDoorbell), 1, what + ": doorbell");
+    };
+    const auto state = [&](int d) { return dma + dma::descriptor_register(d, dma::kState); };
+
+    program.commands.push_back(comm_queue_first(whole));
+    program.commands.push_back(barrier(kStartBarrier, "start"));
+    std::vector<GemmLaunch> launches;  // in order: chunk by chunk, each in `parts`
+    for (int step = 0; step < n; ++step) {
+      const int chunk = reduce_scatter_chunk(g, step, n);
+      for (std::int64_t part = 0; part < parts; ++part) {
+        const std::int64_t index = chunk * parts + part;
+        GemmLaunch launch =
+            row_band(whole, part_shape, index,
+                     whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
+                     "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm");
+        launch.wait = false;
+        launches.push_back(std::move(launch));
+      }
+    }
+    append_gemm(program, launches.front());
+    for (std::size_t u = 0; u < launches.size(); ++u) {
+      program.commands.push_back(wait_kernel(whole.dispatcher, 0, launches[u].label));
+      if (u + 1 < launches.size()) append_gemm(program, launches[u + 1]);
+      if ((u + 1) % static_cast<std::size_t>(parts) != 0) continue;
+      const int step = static_cast<int>(u / static_cast<std::size_t>(parts));
+      const int chunk = reduce_scatter_chunk(g, step, n);
+      const std::string at = "copy-engine step " + std::to_string(step);
+      if (step > 0) {
+        poll(whole.dispatcher + kArrivedFlag, static_cast<std::uint32_t>(step),
+             HostCommand::Kind::PollAtLeast, at + ": the previous GPU's partial has arrived");
+        CollectiveLaunch add;
+        add.op = CollectiveOp::Add;
+        add.ranks = n;
+        add.rank = g;
+        add.channels = add_channels;
+        add.dispatcher = whole.dispatcher;
+        add.buffer = chunk_at(chunk);
+        add.next_buffer = slot_of(g, step - 1);
+        add.bytes = chunk_bytes;
+        add.element = out_element;
+        add.sequence = static_cast<std::uint32_t>(step);
+        add.queue = kCommQueue;
+        add.label = at + " add of chunk " + std::to_string(chunk);
+        append_collective(program, add);
+      }
+      if (step == n - 1) continue;  // the owned chunk is final
+      copy(step, chunk_at(chunk), slot_of(next, step), chunk_bytes,
+           at + " copy of chunk " + std::to_string(chunk));
+      poll(state(step), dma::kStateDone, HostCommand::Kind::PollRegister, at + ": copy done");
+      if (step > 0) {
+        poll(state(kFlagDescriptor), dma::kStateDone, HostCommand::Kind::PollRegister,
+             at + ": the last flag copy done");
+      }
+      write(whole.dispatcher + kSentFlag, static_cast<std::uint32_t>(step + 1),
+            at + ": count to send");
+      copy(kFlagDescriptor, whole.dispatcher + kSentFlag, next_dispatcher + kArrivedFlag, 8,
+           at + " flag");
+    }
+    if (n > 1) {
+      poll(state(kFlagDescriptor), dma::kStateDone, HostCommand::Kind::PollRegister,
+           "copy-engine: the last flag copy done");
+    }
+    end_phase(program, plan.phases, 0);
+    append_ring(program, gather, g, CollectiveOp::AllGather, 2);
+    end_phase(program, plan.phases, 1);
+    plan.programs.push_back(std::move(program));
+    plan.owned_chunks.push_back(owner_chunk(g, n));
+  }
+}
+
 // CommFuse's Flash-RS (see scenario.h): the sequential run's ring reduce-scatter, launched at
 // the start on queue 1 and gated chunk by chunk, while the GEMM runs chunk by chunk on queue 0 in
 // the order the ring consumes them; then the ring all-gather.
@@ -282,10 +445,14 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
         " launches of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
   }
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
+  const RingOnOutput gather = ring_on_output(config, plan, out_element, T3Ring{n});
+  if (config.workload.commfuse_engine == CommFuseEngine::Copy) {
+    plan_commfuse_copy(config, plan, out_element, gather);
+    return;
+  }
   // The reduce-scatter moves each step's chunk whole (one slice per channel), so a step waits only
   // for its own chunk; the all-gather keeps the usual slices.
   const RingOnOutput ring = ring_on_output(config, plan, out_element, T3Ring{n}, true);
-  const RingOnOutput gather = ring_on_output(config, plan, out_element, T3Ring{n});
   // The gate: the mailbox's last 8 bytes, after every channel's flag area.
   const std::uint64_t gate_offset = d::kMailbox + 4 * (d::kMailboxWords - 2);
   if (d::kMailbox + flag_area_bytes(ring.spec.channels) > gate_offset) {
@@ -334,6 +501,86 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
   }
 }
 
+// Sequential for an all-gathered input: the ring all-gather of A, then the whole GEMM.
+void plan_gather_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode element) {
+  const int n = static_cast<int>(config.gpus);
+  plan.phases = {{"all_gather", PhaseKind::AllGather}, {"gemm", PhaseKind::Gemm}};
+  const RingOnOutput ring = ring_on(config, plan, plan.gemm.gpus.front().buffers.a_bytes,
+                                    &GemmBuffers::a, element, T3Ring{n}, false);
+  for (int g = 0; g < n; ++g) {
+    Program program;
+    program.commands.push_back(barrier(kStartBarrier, "start"));
+    append_ring(program, ring, g, CollectiveOp::AllGather, 1);
+    end_phase(program, plan.phases, 0);
+    append_gemm(program, plan.gemm.gpus[static_cast<std::size_t>(g)].launch);
+    end_phase(program, plan.phases, 1);
+    plan.programs.push_back(std::move(program));
+    plan.owned_chunks.push_back(owner_chunk(g, n));
+  }
+}
+
+// CommFuse's Flash-AG (see scenario.h): the ring all-gather of A on queue 1 from the start, each
+// step one whole chunk per channel; the GEMM band by band on queue 0, the band already here first,
+// then each band once every channel's READY flag shows its step arrived.
+void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCode element) {
+  const int n = static_cast<int>(config.gpus);
+  const GemmShape& shape = plan.gemm.shape;
+  const std::int64_t parts = config.workload.split;
+  if (shape.m % (n * parts * config.gemm.tile_m) != 0) {
+    throw std::invalid_argument(
+        "scenario commfuse-ag: workload.split = " + std::to_string(parts) +
+        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(n * parts) +
+        " launches of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
+  }
+  plan.phases = {{"ag_gemm", PhaseKind::AllGatherGemm}};
+  const RingOnOutput ring = ring_on(config, plan, plan.gemm.gpus.front().buffers.a_bytes,
+                                    &GemmBuffers::a, element, T3Ring{n}, true);
+  const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
+  const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
+  for (int g = 0; g < n; ++g) {
+    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const CollectiveGpuLayout& here = ring.layout[static_cast<std::size_t>(g)];
+    Program program;
+    program.commands.push_back(comm_queue_first(whole));
+    program.commands.push_back(barrier(kStartBarrier, "start"));
+    CollectiveLaunch gather = ring_launch(ring.layout, ring.spec, g, CollectiveOp::AllGather, 1);
+    gather.label = "flash-ag ring";
+    gather.queue = kCommQueue;
+    gather.wait = false;
+    append_collective(program, gather);
+    std::string running;  // the GEMM launch in flight on queue 0
+    for (int step = -1; step < n - 1; ++step) {
+      // Step -1: the band this GPU holds; step s: the one prev sent at its step s.
+      const int chunk = owner_chunk(g - step - 1, n);
+      for (int c = 0; step >= 0 && c < ring.spec.channels; ++c) {
+        HostCommand arrived{HostCommand::Kind::PollAtLeast, ready_flag(here.flags, c),
+                            static_cast<std::uint32_t>(step + 1),
+                            "flash-ag: chunk " + std::to_string(chunk) + " arrived on channel " +
+                                std::to_string(c) + " (READY count, ring step " +
+                                std::to_string(step) + ")"};
+        arrived.interval_ns = ring.spec.poll_ns;
+        program.commands.push_back(arrived);
+      }
+      for (std::int64_t part = 0; part < parts; ++part) {
+        if (!running.empty()) program.commands.push_back(wait_kernel(whole.dispatcher, 0, running));
+        const std::int64_t index = chunk * parts + part;
+        GemmLaunch launch =
+            row_band(whole, part_shape, index,
+                     whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
+                     "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm");
+        launch.wait = false;
+        append_gemm(program, launch);
+        running = launch.label;
+      }
+    }
+    program.commands.push_back(wait_kernel(whole.dispatcher, 0, running));
+    program.commands.push_back(wait_kernel(whole.dispatcher, kCommQueue, gather.label));
+    end_phase(program, plan.phases, 0);
+    plan.programs.push_back(std::move(program));
+    plan.owned_chunks.push_back(owner_chunk(g, n));
+  }
+}
+
 // C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
 // GPU g's chunk positions are GPU 0's moved by g; the planners above set sign and tags.
 void set_rotation_band(const SystemConfig& config, ScenarioPlan& plan) {
@@ -357,7 +604,7 @@ std::vector<Scenario> all_scenarios() {
 }
 
 bool rotation_invariant(Scenario scenario) {
-  return scenario != Scenario::Slicing;
+  return scenario != Scenario::Slicing && scenario != Scenario::CommFuseAg;
 }
 
 std::vector<Scenario> known_scenarios() {
@@ -381,9 +628,11 @@ const char* to_string(Scenario scenario) {
     case Scenario::Slicing:
       return "slicing";
     case Scenario::CommFuse:
+      return "commfuse";
+    case Scenario::CommFuseAg:
       break;
   }
-  return "commfuse";
+  return "commfuse-ag";
 }
 
 Scenario parse_scenario(const std::string& name) {
@@ -404,9 +653,11 @@ const char* to_string(PhaseKind kind) {
     case PhaseKind::ReduceScatter:
       return "reduce_scatter";
     case PhaseKind::AllGather:
+      return "all_gather";
+    case PhaseKind::AllGatherGemm:
       break;
   }
-  return "all_gather";
+  return "ag_gemm";
 }
 
 SystemConfig scenario_config(const SystemConfig& config, Scenario scenario) {
@@ -453,10 +704,63 @@ ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, S
     case Scenario::CommFuse:
       plan_commfuse(config, plan, out_element);
       break;
+    case Scenario::CommFuseAg:
+      throw std::invalid_argument(
+          "scenario commfuse-ag overlaps an all-gather of the GEMM's input: it needs a sublayer "
+          "that gathers its input (fc1-ag)");
   }
-  if (!rotation_invariant(scenario)) return plan;  // no rotation: every GPU is simulated
+  // No rotation (every GPU is simulated) where GPUs are not rotations of one another, nor for
+  // CommFuse's copy-engine variant, whose flags the copy engine moves between mailboxes (MMIO,
+  // which the rotation does not map).
+  if (scenario == Scenario::CommFuse && config.workload.commfuse_engine == CommFuseEngine::Copy) {
+    plan.bands = {whole_output(plan)};
+    return plan;
+  }
+  if (!rotation_invariant(scenario)) return plan;
   plan.bands = {whole_output(plan)};
   set_rotation_band(config, plan);
+  return plan;
+}
+
+bool applies_to(Scenario scenario, Sublayer sublayer) {
+  if (gathers_input(sublayer)) {
+    return scenario == Scenario::Sequential || scenario == Scenario::CommFuseAg;
+  }
+  return scenario != Scenario::CommFuseAg;
+}
+
+ScenarioPlan plan_sublayer_scenario(const SystemConfig& config, Sublayer sublayer,
+                                    const GemmShape& shape, Scenario scenario) {
+  const std::string named =
+      "scenario " + std::string(to_string(scenario)) + ": sublayer " + to_string(sublayer);
+  if (!applies_to(scenario, sublayer)) {
+    if (gathers_input(sublayer)) {
+      throw std::invalid_argument(named +
+                                  " all-gathers its GEMM's input and reduces nothing (its "
+                                  "scenarios: sequential, commfuse-ag)");
+    }
+    throw std::invalid_argument(named +
+                                " reduce-scatters its GEMM's output; commfuse-ag overlaps an "
+                                "all-gather of the input (sublayer fc1-ag)");
+  }
+  if (!gathers_input(sublayer)) return plan_scenario(config, shape, scenario);
+  if (config.gpus < 2) {
+    throw std::invalid_argument(named + ": needs at least 2 GPUs, has " +
+                                std::to_string(config.gpus));
+  }
+  // A's row bands are the ring's chunks: whole tile rows, one equal band per GPU.
+  require_equal_chunks(config, shape);
+  ScenarioPlan plan;
+  plan.scenario = scenario;
+  plan.gathers_input = true;
+  plan.gemm = plan_group_gemm(config, shape, kElementFp16, kElementFp16);
+  plan.output_bytes = plan.gemm.gpus.front().buffers.c_bytes;
+  if (scenario == Scenario::Sequential) {
+    plan_gather_sequential(config, plan, kElementFp16);
+  } else {
+    plan_commfuse_ag(config, plan, kElementFp16);
+  }
+  plan.bands = {whole_output(plan)};
   return plan;
 }
 

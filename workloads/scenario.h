@@ -28,6 +28,7 @@
 #include "protocol/program.h"
 #include "protocol/rotation.h"
 #include "workloads/gemm_plan.h"
+#include "workloads/sublayer.h"
 
 namespace t3 {
 
@@ -42,7 +43,13 @@ namespace t3 {
 //                 workload.split launches), and the ring, launched at the start on a second
 //                 hardware queue, takes step k as soon as the host has opened its gate for chunk
 //                 k. Sends and adds run on the SMs beside the GEMM. Then the ring all-gather.
-enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing, CommFuse };
+//   commfuse-ag   CommFuse's Flash-AG, for a sublayer that all-gathers its GEMM's input
+//                 (gathers_input: fc1-ag): the ring all-gather of A's row bands runs on a second
+//                 hardware queue from the start, and the GEMM runs band by band: first the band
+//                 this GPU holds, then each band as soon as the host has seen it arrive (the ring's
+//                 READY flags of that step, polled in the mailbox). Its sequential baseline is
+//                 the ring all-gather, then the whole GEMM.
+enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing, CommFuse, CommFuseAg };
 
 // The paper's five, in the order above: what compare and sweeps run unless asked for more.
 std::vector<Scenario> all_scenarios();
@@ -51,7 +58,7 @@ std::vector<Scenario> known_scenarios();
 // Whether every GPU's program is GPU 0's rotated (ScenarioPlan::rotation), so that one GPU can
 // stand for the group (sim.symmetry): not slicing, whose bands each have their own buffer.
 bool rotation_invariant(Scenario scenario);
-// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse".
+// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse", "commfuse-ag".
 const char* to_string(Scenario scenario);
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
 Scenario parse_scenario(const std::string& name);
@@ -64,11 +71,11 @@ inline constexpr std::uint32_t kStartBarrier = 0x10;
 
 // What a phase moves: compute-class DRAM traffic is always the GEMM's; communication-class traffic
 // belongs to the phase's collective.
-enum class PhaseKind { Gemm, GemmReduceScatter, ReduceScatter, AllGather };
+enum class PhaseKind { Gemm, GemmReduceScatter, ReduceScatter, AllGather, AllGatherGemm };
 const char* to_string(PhaseKind kind);
 
 struct PhaseSpec {
-  std::string name;  // "gemm", "gemm_rs", "reduce_scatter", "all_gather"
+  std::string name;  // "gemm", "gemm_rs", "reduce_scatter", "all_gather", "ag_gemm"
   PhaseKind kind;
 };
 
@@ -93,6 +100,9 @@ struct ScenarioPlan {
   // The reduce-scatter goes straight to each chunk's owner (t3, t3-mca and ideal-rs-nmc under
   // workload.collective = direct); otherwise it follows the ring.
   bool direct = false;
+  // The collective all-gathers the GEMM's input A (a gathers_input sublayer): GPU g starts with
+  // A's row band owner_chunk(g) and every GPU computes its own C (nothing is reduced).
+  bool gathers_input = false;
   // Every GPU's program is GPU 0's rotated by its index: how addresses and tags move with it
   // (protocol/rotation.h). The band is C, whose chunk positions the collectives number.
   RotationMap rotation;
@@ -103,6 +113,15 @@ struct ScenarioPlan {
 ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, Scenario scenario,
                            ElementCode element = kElementFp16,
                            ElementCode out_element = kElementFp16);
+
+// The plan for `scenario` on `sublayer`'s GEMM `shape`: plan_scenario for a sublayer that reduces
+// its output; for one that all-gathers its input (fc1-ag) sequential (the ring all-gather, then
+// the GEMM) or commfuse-ag. Throws std::invalid_argument naming the scenario and the sublayer for
+// a scenario that does not apply to it.
+ScenarioPlan plan_sublayer_scenario(const SystemConfig& config, Sublayer sublayer,
+                                    const GemmShape& shape, Scenario scenario);
+// Whether `scenario` applies to `sublayer` (the refusal above).
+bool applies_to(Scenario scenario, Sublayer sublayer);
 
 // Ring channels the SM collectives use, as NCCL picks them for the class of machine: 24 on a
 // switch (NCCL's search finds 12 rings on an 8-GPU NVSwitch A100 or H100 and doubles them), 16 on

@@ -10,6 +10,16 @@ std::vector<Sublayer> all_sublayers() {
           Sublayer::InputProjectionBackward};
 }
 
+std::vector<Sublayer> known_sublayers() {
+  std::vector<Sublayer> known = all_sublayers();
+  known.push_back(Sublayer::Fc1AllGather);
+  return known;
+}
+
+bool gathers_input(Sublayer sublayer) {
+  return sublayer == Sublayer::Fc1AllGather;
+}
+
 const char* to_string(Sublayer sublayer) {
   switch (sublayer) {
     case Sublayer::OutputProjection:
@@ -20,13 +30,15 @@ const char* to_string(Sublayer sublayer) {
       return "fc1";
     case Sublayer::InputProjectionBackward:
       return "ip";
+    case Sublayer::Fc1AllGather:
+      return "fc1-ag";
   }
   return "?";
 }
 
 Sublayer parse_sublayer(const std::string& name) {
   std::string known;
-  for (const Sublayer sublayer : all_sublayers()) {
+  for (const Sublayer sublayer : known_sublayers()) {
     if (name == to_string(sublayer)) return sublayer;
     known += (known.empty() ? "" : ", ") + std::string(to_string(sublayer));
   }
@@ -40,6 +52,7 @@ std::int64_t k_factor(Sublayer sublayer) {
     case Sublayer::Fc2:
       return 4;
     case Sublayer::Fc1Backward:
+    case Sublayer::Fc1AllGather:
       return 4;
     case Sublayer::InputProjectionBackward:
       return 3;
@@ -60,6 +73,7 @@ GemmShape sublayer_gemm(const ModelSpec& model, Sublayer sublayer, int tp, std::
                       std::to_string(model.hidden) + " = " + std::to_string(total_k) +
                       " is not divisible by tp " + std::to_string(tp));
   }
+  if (gathers_input(sublayer)) return GemmShape{tokens, total_k / tp, model.hidden};
   return GemmShape{tokens, model.hidden, total_k / tp};
 }
 

@@ -17,23 +17,31 @@ enum class Sublayer {
   Fc2,                      // "fc2": second MLP layer, forward
   Fc1Backward,              // "fc1": first MLP layer, backward (input gradient)
   InputProjectionBackward,  // "ip":  attention input (QKV) projection, backward (input gradient)
+  // "fc1-ag": first MLP layer, forward, under sequence parallelism: the T x H input is held as
+  // T / p rows per GPU and all-gathered before the column-parallel GEMM (T x 4H/p, K = H), whose
+  // output needs no reduction. CommFuse's Flash-AG overlaps that all-gather (REFERENCES section 2).
+  Fc1AllGather,
 };
 
-// All four, in the order above.
+// The four T3 evaluates (each all-reduces its output), in the order above: what sweeps run.
 std::vector<Sublayer> all_sublayers();
+// Every sublayer there is: the four, then fc1-ag.
+std::vector<Sublayer> known_sublayers();
+// Whether the sublayer all-gathers its GEMM's input (fc1-ag) instead of reducing its output.
+bool gathers_input(Sublayer sublayer);
 
-// "op", "fc2", "fc1", "ip".
+// "op", "fc2", "fc1", "ip", "fc1-ag".
 const char* to_string(Sublayer sublayer);
 
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
 Sublayer parse_sublayer(const std::string& name);
 
-// K = factor * H / p: 1 (op), 4 (fc2), 4 (fc1), 3 (ip).
+// K = factor * H / p: 1 (op), 4 (fc2), 4 (fc1), 3 (ip); fc1-ag: N = 4 H / p, so 4.
 std::int64_t k_factor(Sublayer sublayer);
 
-// The GEMM one GPU of a `tp`-way group runs: {M, N, K} = {tokens, H, factor * H / tp}.
-// Throws ConfigError naming the model, sublayer and tp if factor * H is not divisible by tp, or
-// if tp or tokens is below 1.
+// The GEMM one GPU of a `tp`-way group runs: {M, N, K} = {tokens, H, factor * H / tp}, or for
+// fc1-ag {tokens, 4 H / tp, H}. Throws ConfigError naming the model, sublayer and tp if factor * H
+// is not divisible by tp, or if tp or tokens is below 1.
 GemmShape sublayer_gemm(const ModelSpec& model, Sublayer sublayer, int tp, std::int64_t tokens);
 
 }  // namespace t3

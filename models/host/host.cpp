@@ -79,6 +79,7 @@ std::string Host::execute(const HostCommand& command) {
     case Kind::ExpectRegister:
       return expect_register(command);
     case Kind::PollRegister:
+    case Kind::PollAtLeast:
       return poll_register(command);
     case Kind::WaitKernel:
       return wait_kernel(command);
@@ -129,11 +130,16 @@ std::string Host::poll_register(const HostCommand& command) {
       return where("poll", command) + ": MMIO read at " + hex(command.address) +
              " failed: " + response_name(status);
     }
-    if (value == command.value) return {};
+    if (value == command.value ||
+        (command.kind == HostCommand::Kind::PollAtLeast && value > command.value)) {
+      return {};
+    }
     if (sc_core::sc_time_stamp() >= give_up) {
       return where("poll", command) + ": register at " + hex(command.address) + " still reads " +
-             std::to_string(value) + ", not " + std::to_string(command.value) + ", after " +
-             std::to_string(command.timeout_ns) + " ns";
+             std::to_string(value) + ", not " +
+             (command.kind == HostCommand::Kind::PollAtLeast ? "at least " : "") +
+             std::to_string(command.value) + ", after " + std::to_string(command.timeout_ns) +
+             " ns";
     }
     wait(sc_core::sc_time(static_cast<double>(command.interval_ns), sc_core::SC_NS));
   }

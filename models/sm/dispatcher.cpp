@@ -72,7 +72,10 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     rw(entry + kOutOp, reg + "_OP", chunk + ": 0 store, 1 update (add)", out.op);
     rw(entry + kOutFlags, reg + "_FLAGS", chunk + ": bit 0 uncached, bit 1 tagged", out.flags);
   }
-  rw(kCollOp, "COLL_OP", "collective: 0 reduce-scatter, 1 all-gather", d.coll_op);
+  rw(kCollOp, "COLL_OP",
+     "collective: 0 reduce-scatter, 1 all-gather, 2 direct reduce-scatter, 3 direct all-gather, "
+     "4 add (BUFFER += NEXT_BUFFER)",
+     d.coll_op);
   rw(kCollRanks, "COLL_RANKS", "collective: ring size n (2..256)", d.ranks);
   rw(kCollRank, "COLL_RANK", "collective: this GPU's ring position (0..n-1)", d.rank);
   rw(kCollChannels, "COLL_CHANNELS", "collective: workgroups (channels), 1..64", d.channels);
@@ -100,6 +103,11 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
      d.poll_ns);
   rw64(kCollGateLow, "COLL_GATE",
        "collective: gate word reduce-scatter steps wait on (0: none; resets to 0)", d.gate);
+  rw64(kCollPeerStrideLow, "COLL_PEER_STRIDE",
+       "direct collective: rank p + 1's buffer minus rank p's (two's complement)", d.peer_stride);
+  rw64(kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE",
+       "direct collective: rank p + 1's flag area minus rank p's (two's complement)",
+       d.peer_flag_stride);
   for (int w = 0; w < kMailboxWords; ++w) {
     rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
        "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
@@ -197,7 +205,7 @@ LaunchError Dispatcher::validate(Kernel& kernel) const {
 
 LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
-  if (d.coll_op > 1 || d.coll_element > 2) return kBadKernel;
+  if (d.coll_op > kAdd || d.coll_element > 2) return kBadKernel;
   if (d.bytes == 0 || d.channels == 0) return kZeroSize;
   const auto element = static_cast<ElementType>(d.coll_element);
   const std::uint64_t eb = element_bytes(element);
@@ -219,26 +227,17 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
     if (static_cast<std::uint64_t>(slices) * (d.ranks - 1) >= (1ull << 32)) return kBadCollective;
   }
 
-  const bool reduce_scatter = d.coll_op == kReduceScatter;
-  const std::uint64_t fifo_bytes =
-      receive_area_bytes(static_cast<int>(d.channels), d.fifo_depth, d.slice_bytes);
-  const std::uint64_t flag_bytes = flag_area_bytes(static_cast<int>(d.channels));
+  const auto op = static_cast<CollectiveOp>(d.coll_op);
   bool hbm_flags = false;
-  if (!mapped_bytes(d.buffer, d.bytes, false) || !mapped_bytes(d.next_buffer, d.bytes, false) ||
-      (reduce_scatter &&
-       (!mapped_bytes(receive_area(d.buffer, d.bytes), fifo_bytes, false) ||
-        !mapped_bytes(receive_area(d.next_buffer, d.bytes), fifo_bytes, false))) ||
-      !mapped_bytes(d.flags, flag_bytes, true, &hbm_flags) ||
-      !mapped_bytes(d.next_flags, flag_bytes, true, &hbm_flags) ||
-      !mapped_bytes(d.prev_flags, flag_bytes, true, &hbm_flags) ||
-      (d.gate != 0 && (!mapped_bytes(d.gate, 8, true, &hbm_flags) || d.gate % 8 != 0)) ||
-      d.flags % 8 != 0 || d.next_flags % 8 != 0 || d.prev_flags % 8 != 0) {
-    return kUnmappedBuffer;
-  }
+  const bool mapped =
+      op == CollectiveOp::Add
+          ? mapped_bytes(d.buffer, d.bytes, false) && mapped_bytes(d.next_buffer, d.bytes, false)
+          : (is_direct(op) ? direct_areas_mapped(&hbm_flags) : ring_areas_mapped(&hbm_flags));
+  if (!mapped) return kUnmappedBuffer;
 
   kernel.kind = kCollective;
   CollectiveKernel& c = kernel.collective;
-  c.op = reduce_scatter ? CollectiveOp::ReduceScatter : CollectiveOp::AllGather;
+  c.op = op;
   c.ranks = static_cast<int>(d.ranks);
   c.rank = static_cast<int>(d.rank);
   c.channels = static_cast<int>(d.channels);
@@ -253,9 +252,48 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   c.slice_bytes = d.slice_bytes;
   c.fifo_depth = d.fifo_depth;
   c.poll_ns = d.poll_ns;
-  c.gate = reduce_scatter ? d.gate : 0;
+  c.gate = op == CollectiveOp::ReduceScatter ? d.gate : 0;
   c.hbm_flags = hbm_flags;
+  c.peer_stride = is_direct(op) ? d.peer_stride : 0;
+  c.peer_flag_stride = is_direct(op) ? d.peer_flag_stride : 0;
   return kNoError;
+}
+
+bool Dispatcher::ring_areas_mapped(bool* hbm_flags) const {
+  const Descriptor& d = descriptor_;
+  const bool reduce_scatter = d.coll_op == kReduceScatter;
+  const std::uint64_t fifo_bytes =
+      receive_area_bytes(static_cast<int>(d.channels), d.fifo_depth, d.slice_bytes);
+  const std::uint64_t flag_bytes = flag_area_bytes(static_cast<int>(d.channels));
+  return mapped_bytes(d.buffer, d.bytes, false) && mapped_bytes(d.next_buffer, d.bytes, false) &&
+         (!reduce_scatter ||
+          (mapped_bytes(receive_area(d.buffer, d.bytes), fifo_bytes, false) &&
+           mapped_bytes(receive_area(d.next_buffer, d.bytes), fifo_bytes, false))) &&
+         mapped_bytes(d.flags, flag_bytes, true, hbm_flags) &&
+         mapped_bytes(d.next_flags, flag_bytes, true, hbm_flags) &&
+         mapped_bytes(d.prev_flags, flag_bytes, true, hbm_flags) &&
+         (d.gate == 0 || (mapped_bytes(d.gate, 8, true, hbm_flags) && d.gate % 8 == 0)) &&
+         d.flags % 8 == 0 && d.next_flags % 8 == 0 && d.prev_flags % 8 == 0;
+}
+
+// Every rank's buffer and direct flag area, as the strides place them (protocol/ring.h, Direct).
+bool Dispatcher::direct_areas_mapped(bool* hbm_flags) const {
+  const Descriptor& d = descriptor_;
+  const std::uint64_t flag_bytes =
+      direct_flag_area_bytes(static_cast<int>(d.channels), static_cast<int>(d.ranks));
+  for (std::uint32_t p = 0; p < d.ranks; ++p) {
+    const auto moved = [&](std::uint64_t base, std::uint64_t stride) {
+      return base + static_cast<std::uint64_t>(static_cast<std::int64_t>(p) -
+                                               static_cast<std::int64_t>(d.rank)) *
+                        stride;
+    };
+    const std::uint64_t flags = moved(d.flags, d.peer_flag_stride);
+    if (!mapped_bytes(moved(d.buffer, d.peer_stride), d.bytes, false) ||
+        !mapped_bytes(flags, flag_bytes, true, hbm_flags) || flags % 8 != 0) {
+      return false;
+    }
+  }
+  return true;
 }
 
 LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {

@@ -94,6 +94,7 @@ class Dispatcher : public RegisterBlock {
     std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
     std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
     std::uint64_t gate = 0;
+    std::uint64_t peer_stride = 0, peer_flag_stride = 0;
   };
 
   void add_queue_registers(int queue);
@@ -103,6 +104,10 @@ class Dispatcher : public RegisterBlock {
   dispatcher::LaunchError validate(Kernel& kernel) const;
   dispatcher::LaunchError validate_gemm(Kernel& kernel) const;
   dispatcher::LaunchError validate_collective(Kernel& kernel) const;
+  // Whether a collective's buffers, FIFOs and flag areas lie in mapped memory; `hbm_flags` is set
+  // if a flag area lies in HBM.
+  bool ring_areas_mapped(bool* hbm_flags) const;
+  bool direct_areas_mapped(bool* hbm_flags) const;
   bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;
   // [address, address + bytes) inside one GPU's HBM window, or (allow_mmio) its MMIO window.
   bool mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool allow_mmio,

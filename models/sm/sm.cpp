@@ -459,7 +459,7 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   RingChannel c(k);
   c.channel = channel;
   c.functional = mode_ == SimMode::Functional;
-  c.reduce_scatter = k.op == CollectiveOp::ReduceScatter;
+  c.reduce_scatter = is_reduce_scatter(k.op);
   c.eb = static_cast<std::int64_t>(element_bytes(k.element));
   c.elements = static_cast<std::int64_t>(k.bytes) / c.eb;
   c.slice_elements = k.slice_bytes / c.eb;
@@ -505,6 +505,8 @@ bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDo
     return false;
   }
   RingChannel c = make_ring_channel(k, channel);
+  if (is_direct(k.op)) return run_direct(slot, c, result);
+  if (k.op == CollectiveOp::Add) return run_add(slot, c, result);
   for (std::int64_t slice = 0; slice < c.slices; ++slice) {
     // Step n - 1 only receives: the reduce-scatter finishes its owned chunk, the all-gather
     // takes in the last chunk.
@@ -515,6 +517,145 @@ bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDo
   // Done when next has consumed every send: nothing of this launch is left in flight.
   const auto sends = static_cast<std::uint32_t>(c.slices * (k.ranks - 1));
   return wait_flag(slot, c.ack, c.flag(sends), c.seen_ack, c.flag_read, c.interval, result);
+}
+
+// One channel of a direct collective (protocol/ring.h, Direct): arrival, then every slice of its
+// range loaded straight from the ranks that hold it.
+bool Sm::run_direct(Slot& slot, RingChannel& c, WgDone& result) {
+  const CollectiveKernel& k = c.k;
+  const int n = k.ranks;
+  const std::uint64_t arrived = c.flag(1);
+  for (int step = 1; step < n; ++step) {
+    const int peer = wrap(k.rank + step, n);
+    if (!post_flag(slot, arrival_flag(k.peer_flags(peer), c.channel, n, k.rank), arrived,
+                   c.flag_write)) {
+      return false;
+    }
+  }
+  for (int step = 1; step < n; ++step) {
+    std::uint64_t seen = 0;
+    const int peer = wrap(k.rank + step, n);
+    if (!wait_flag(slot, arrival_flag(k.flags, c.channel, n, peer), arrived, seen, c.flag_read,
+                   c.interval, result)) {
+      return false;
+    }
+  }
+  T3Extension remote_read = c.flag_read;  // Communication, Uncached
+  remote_read.element = k.element;
+  for (std::int64_t slice = 0; slice < c.slices; ++slice) {
+    if (c.reduce_scatter) {
+      const int chunk = owner_chunk(k.rank, n);
+      const ElementRange part = c.slice_of(chunk, slice);
+      if (part.size() == 0) continue;
+      const std::uint64_t own = c.address(k.buffer, chunk, part.first);
+      std::vector<DirectSource> sources{{own, &c.local_read}};
+      for (int step = 1; step < n; ++step) {
+        sources.push_back(
+            {c.address(k.peer_buffer(wrap(k.rank + step, n)), chunk, part.first), &remote_read});
+      }
+      if (!direct_move(slot, c, sources, own, part.size())) return false;
+      continue;
+    }
+    for (int step = 1; step < n; ++step) {
+      const int peer = wrap(k.rank + step, n);
+      const int chunk = owner_chunk(peer, n);
+      const ElementRange part = c.slice_of(chunk, slice);
+      if (part.size() == 0) continue;
+      const std::uint64_t source = c.address(k.peer_buffer(peer), chunk, part.first);
+      if (!direct_move(slot, c, {{source, &remote_read}}, c.address(k.buffer, chunk, part.first),
+                       part.size())) {
+        return false;
+      }
+    }
+  }
+  return !result.fault;
+}
+
+// One channel of an add (CollectiveOp::Add): its range of the whole buffer, slice by slice,
+// BUFFER += NEXT_BUFFER.
+bool Sm::run_add(Slot& slot, RingChannel& c, WgDone& result) {
+  const CollectiveKernel& k = c.k;
+  const ElementRange range = channel_range(c.elements, k.channels, c.channel);
+  for (std::int64_t first = range.first; first < range.end; first += c.slice_elements) {
+    const std::int64_t count = std::min(c.slice_elements, range.end - first);
+    const auto offset = static_cast<std::uint64_t>(first * c.eb);
+    if (!direct_move(slot, c,
+                     {{k.buffer + offset, &c.local_read}, {k.next_buffer + offset, &c.local_read}},
+                     k.buffer + offset, count)) {
+      return false;
+    }
+  }
+  return !result.fault;
+}
+
+// Loads `count` elements from every source piece by piece (reads run ahead as far as the SM's
+// request capacity allows), adds them when there are several (in float, rounded once) and stores
+// each piece at `destination` as soon as it is complete.
+bool Sm::direct_move(Slot& slot, RingChannel& c, const std::vector<DirectSource>& sources,
+                     std::uint64_t destination, std::int64_t count) {
+  const std::int64_t pieces = ceil_div(count, c.piece_elements);
+  const auto step_bytes = static_cast<std::uint64_t>(count * c.eb);
+  if (c.functional) {
+    slot.local.resize(step_bytes);
+    slot.received.resize(step_bytes * sources.size());
+  }
+  while (static_cast<std::int64_t>(slot.pieces.size()) < pieces) {
+    slot.pieces.push_back(std::make_unique<Ticket>());
+  }
+  const auto piece_bytes = [&](std::int64_t piece) {
+    const std::int64_t first = piece * c.piece_elements;
+    return static_cast<std::uint64_t>(std::min(c.piece_elements, count - first) * c.eb);
+  };
+  const auto piece_offset = [&](std::int64_t piece) {
+    return static_cast<std::uint64_t>(piece * c.piece_elements * c.eb);
+  };
+  const auto issue_reads = [&](std::int64_t piece) {
+    const std::uint64_t offset = piece_offset(piece);
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      unsigned char* into = c.functional ? slot.received.data() + i * step_bytes + offset : nullptr;
+      issue(slot, sources[i].address + offset, piece_bytes(piece), *sources[i].extension, into,
+            nullptr, slot.pieces[static_cast<std::size_t>(piece)].get());
+    }
+  };
+  const bool reduce = sources.size() > 1;
+  std::int64_t issued = 0;
+  for (std::int64_t piece = 0; piece < pieces; ++piece) {
+    for (; issued < pieces && (issued == piece || has_room(piece_bytes(issued) * sources.size()));
+         ++issued) {
+      issue_reads(issued);
+    }
+    if (!await(slot, *slot.pieces[static_cast<std::size_t>(piece)])) return false;
+    const std::uint64_t bytes = piece_bytes(piece);
+    const std::uint64_t offset = piece_offset(piece);
+    const std::int64_t elements = static_cast<std::int64_t>(bytes) / c.eb;
+    stats_.collective_bytes_read += bytes * sources.size();
+    if (c.functional) sum_sources(slot, c, sources.size(), step_bytes, offset, elements);
+    if (reduce) {
+      const sc_core::sc_time end = reserve_pipe(
+          sc_core::sc_time(reduce_seconds(elements * static_cast<std::int64_t>(sources.size() - 1)),
+                           sc_core::SC_SEC));
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      if (end > now) wait(end - now);
+    }
+    issue(slot, destination + offset, bytes, c.local_write, nullptr,
+          c.functional ? slot.local.data() + offset : nullptr, nullptr);
+    stats_.collective_bytes_written += bytes;
+  }
+  return !slot.result->fault;
+}
+
+// local = the sum of every source's piece (functional mode), in float, rounded once.
+void Sm::sum_sources(Slot& slot, const RingChannel& c, std::size_t sources,
+                     std::uint64_t step_bytes, std::uint64_t offset, std::int64_t elements) {
+  const ElementType type = c.k.element;
+  for (std::int64_t i = 0; i < elements; ++i) {
+    const auto e = static_cast<std::size_t>(i);
+    float sum = 0;
+    for (std::size_t s = 0; s < sources; ++s) {
+      sum += load_element(slot.received.data() + s * step_bytes + offset, e, type);
+    }
+    store_element(slot.local.data() + offset, e, type, sum);
+  }
 }
 
 // Ring step `step` of slice `slice`: wait for what it receives (and for room in next's FIFO),

@@ -122,6 +122,17 @@ class Sm : public sc_core::sc_module {
   RingChannel make_ring_channel(const CollectiveKernel& kernel, int channel) const;
   bool run_collective(Slot& slot, const CollectiveKernel& kernel, int channel, WgDone& result);
   bool ring_step(Slot& slot, RingChannel& channel, std::int64_t slice, int step, WgDone& result);
+  // A direct collective's channel (protocol/ring.h, Direct) and its loads of one slice.
+  struct DirectSource {
+    std::uint64_t address = 0;
+    const T3Extension* extension = nullptr;
+  };
+  bool run_direct(Slot& slot, RingChannel& channel, WgDone& result);
+  bool run_add(Slot& slot, RingChannel& channel, WgDone& result);
+  bool direct_move(Slot& slot, RingChannel& channel, const std::vector<DirectSource>& sources,
+                   std::uint64_t destination, std::int64_t count);
+  void sum_sources(Slot& slot, const RingChannel& channel, std::size_t sources,
+                   std::uint64_t step_bytes, std::uint64_t offset, std::int64_t elements);
   bool move_pieces(Slot& slot, RingChannel& channel, const RingMove& move, std::uint32_t ack,
                    WgDone& result);
   void issue_piece_reads(Slot& slot, RingChannel& channel, const RingMove& move,

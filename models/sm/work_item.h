@@ -42,8 +42,8 @@ struct GemmKernel {
   std::int64_t tiles() const { return grid_rows() * grid_cols(); }
 };
 
-// A ring reduce-scatter or all-gather (protocol/ring.h has the schedule, the layout and the flag
-// protocol); one workgroup per channel.
+// A ring or direct reduce-scatter or all-gather (protocol/ring.h has the schedules, the layout and
+// the flag protocols); one workgroup per channel.
 struct CollectiveKernel {
   CollectiveOp op = CollectiveOp::ReduceScatter;
   int ranks = 0;
@@ -60,7 +60,14 @@ struct CollectiveKernel {
   std::uint32_t poll_ns = 0;
   std::uint64_t gate = 0;  // 0, or the word reduce-scatter steps wait on (dispatcher_registers.h)
   bool hbm_flags = false;  // some flag area (or the gate) lies in HBM (needs functional mode)
+  // Direct ops: rank p's buffer and flag area are this rank's moved by (p - rank) strides.
+  std::uint64_t peer_stride = 0, peer_flag_stride = 0;
 
+  std::uint64_t peer_buffer(int peer) const { return buffer + offset(peer, peer_stride); }
+  std::uint64_t peer_flags(int peer) const { return flags + offset(peer, peer_flag_stride); }
+  std::uint64_t offset(int peer, std::uint64_t stride) const {
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(peer - rank)) * stride;
+  }
   std::uint64_t receive() const { return receive_area(buffer, bytes); }
   std::uint64_t next_receive() const { return receive_area(next_buffer, bytes); }
 };

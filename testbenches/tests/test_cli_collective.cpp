@@ -129,7 +129,7 @@ TEST_CASE("cli collective --impl ring-dma-nmc rejects --channels (exit 2) naming
   std::ifstream file(log);
   const std::string output((std::istreambuf_iterator<char>(file)),
                            std::istreambuf_iterator<char>());
-  CHECK_THAT(output, Catch::Contains("--channels applies to --impl ring-sm only"));
+  CHECK_THAT(output, Catch::Contains("--channels applies to --impl ring-sm and direct-sm only"));
 }
 
 TEST_CASE("cli collective --omit-rank stalls: exit 2 with a one-line diagnosis naming the flags",

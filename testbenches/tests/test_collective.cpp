@@ -391,7 +391,11 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
       {reg::kCollFifoDepth, "COLL_FIFO_DEPTH"},
       {reg::kCollPollNs, "COLL_POLL_NS"},
       {reg::kCollGateLow, "COLL_GATE_LO"},
-      {reg::kCollGateHigh, "COLL_GATE_HI"}};
+      {reg::kCollGateHigh, "COLL_GATE_HI"},
+      {reg::kCollPeerStrideLow, "COLL_PEER_STRIDE_LO"},
+      {reg::kCollPeerStrideHigh, "COLL_PEER_STRIDE_HI"},
+      {reg::kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE_LO"},
+      {reg::kCollPeerFlagStrideHigh, "COLL_PEER_FLAG_STRIDE_HI"}};
   for (const auto& [offset, name] : expected) {
     INFO(name);
     REQUIRE(regs.count(offset) == 1);

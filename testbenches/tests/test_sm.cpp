@@ -956,6 +956,6 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
     CHECK(regs.at(reg::queue_register(q, reg::kQueuePriority)).writable);
     CHECK(regs.at(reg::queue_register(q, reg::kQueueFaultHigh)).name == prefix + "FAULT_HI");
   }
-  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 23 /* COLL_* */ +
+  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 27 /* COLL_* */ +
                            reg::kMailboxWords + 9 * reg::kQueues);
 }
