@@ -1,5 +1,5 @@
-// The model zoo: transformer models the T3 paper evaluates, one JSON file each under
-// workloads/models/, compiled into the library. Plain C++, no SystemC.
+// The model zoo: transformer models the T3 paper evaluates, and BERT-Large, one JSON file each
+// under workloads/models/, compiled into the library. Plain C++, no SystemC.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +13,8 @@ struct ModelSpec {
   std::int64_t hidden = 0;  // H, the model dimension
   std::int64_t layers = 0;
   std::int64_t heads = 0;
-  std::vector<int> paper_tp;  // TP degrees the T3 paper evaluates this model at
+  std::int64_t seq = 0;       // tokens per sequence (its context length)
+  std::vector<int> paper_tp;  // TP degrees the T3 paper evaluates it at (none: not in the paper)
   std::string source;         // where the figures come from
 };
 
@@ -24,7 +25,7 @@ std::vector<std::string> model_names();
 ModelSpec model(const std::string& name);
 
 // Parses and checks one model document (the format of workloads/models/*.json: the keys name,
-// hidden, layers, heads, paper_tp and source, nothing else). `origin` names it in errors.
+// hidden, layers, heads, seq, paper_tp and source, nothing else). `origin` names it in errors.
 // Throws ConfigError for malformed JSON, a missing or unknown key, a wrong type, a non-positive
 // size or a hidden size the head count does not divide.
 ModelSpec parse_model(const std::string& json_text, const std::string& origin);
