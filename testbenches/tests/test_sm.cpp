@@ -956,6 +956,27 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
     CHECK(regs.at(reg::queue_register(q, reg::kQueuePriority)).writable);
     CHECK(regs.at(reg::queue_register(q, reg::kQueueFaultHigh)).name == prefix + "FAULT_HI");
   }
+  // The streaming kernel's descriptor.
+  const std::vector<std::pair<std::uint64_t, const char*>> stream = {
+      {reg::kStreamSrcLow, "STREAM_SRC_LO"},
+      {reg::kStreamSrcHigh, "STREAM_SRC_HI"},
+      {reg::kStreamReadBytesLow, "STREAM_READ_BYTES_LO"},
+      {reg::kStreamReadBytesHigh, "STREAM_READ_BYTES_HI"},
+      {reg::kStreamDstLow, "STREAM_DST_LO"},
+      {reg::kStreamDstHigh, "STREAM_DST_HI"},
+      {reg::kStreamWriteBytesLow, "STREAM_WRITE_BYTES_LO"},
+      {reg::kStreamWriteBytesHigh, "STREAM_WRITE_BYTES_HI"},
+      {reg::kStreamWorkgroups, "STREAM_WORKGROUPS"},
+      {reg::kStreamOps, "STREAM_OPS"},
+      {reg::kStreamFlopsLow, "STREAM_FLOPS_LO"},
+      {reg::kStreamFlopsHigh, "STREAM_FLOPS_HI"},
+      {reg::kStreamOutFlags, "STREAM_OUT_FLAGS"}};
+  for (const auto& [offset, name] : stream) {
+    INFO(name);
+    REQUIRE(regs.count(offset) == 1);
+    CHECK(regs.at(offset).name == name);
+    CHECK(regs.at(offset).writable);
+  }
   CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 23 /* COLL_* */ +
-                           reg::kMailboxWords + 9 * reg::kQueues);
+                           stream.size() + reg::kMailboxWords + 9 * reg::kQueues);
 }

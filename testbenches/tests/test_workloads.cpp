@@ -228,18 +228,18 @@ TEST_CASE("wg order: bad staggered arguments throw invalid_argument") {
 
 // ------------------------------------------------------------------------------------ model zoo
 
-TEST_CASE("model zoo: all five models load with the published figures") {
+TEST_CASE("model zoo: BERT-Large and the five paper models load with the published figures") {
   struct Expected {
     const char* name;
-    std::int64_t hidden, layers, heads;
+    std::int64_t hidden, layers, heads, seq;
     std::vector<int> tp;
   };
-  // REFERENCES.md section 1, the model table; TP degrees from the paper's workload list.
-  const std::vector<Expected> expected{{"mega-gpt-2", 3072, 72, 32, {8, 16}},
-                                       {"t-nlg", 4256, 78, 28, {8, 16}},
-                                       {"gpt-3", 12288, 96, 96, {32}},
-                                       {"palm", 18432, 118, 48, {32}},
-                                       {"mt-nlg", 20480, 105, 128, {32}}};
+  // REFERENCES.md section 1, the model table; TP degrees from the paper's workload list; heads
+  // and sequence lengths from each model's paper (cited in its file). BERT-Large: Devlin et al.
+  const std::vector<Expected> expected{
+      {"bert-large", 1024, 24, 16, 512, {}},  {"mega-gpt-2", 3072, 72, 32, 1024, {8, 16}},
+      {"t-nlg", 4256, 78, 28, 1024, {8, 16}}, {"gpt-3", 12288, 96, 96, 2048, {32}},
+      {"palm", 18432, 118, 48, 2048, {32}},   {"mt-nlg", 20480, 105, 128, 2048, {32}}};
   std::vector<std::string> names;
   for (const auto& e : expected) names.push_back(e.name);
   CHECK(model_names() == names);
@@ -250,8 +250,10 @@ TEST_CASE("model zoo: all five models load with the published figures") {
     CHECK(spec.hidden == e.hidden);
     CHECK(spec.layers == e.layers);
     CHECK(spec.heads == e.heads);
+    CHECK(spec.seq == e.seq);
     CHECK(spec.paper_tp == e.tp);
-    CHECK_THAT(spec.source, Contains("arXiv 2401.16677"));  // the TP degrees' source
+    // The TP degrees' source, for the models the paper evaluates.
+    if (!e.tp.empty()) CHECK_THAT(spec.source, Contains("arXiv 2401.16677"));
     CHECK(spec.source.size() > 40);
   }
 }
@@ -259,14 +261,14 @@ TEST_CASE("model zoo: all five models load with the published figures") {
 TEST_CASE("model zoo: an unknown name is a ConfigError listing the known models") {
   const std::string message = error_of<ConfigError>([] { model("gpt-4"); });
   CHECK_THAT(message, Contains("'gpt-4'"));
-  for (const char* name : {"mega-gpt-2", "t-nlg", "gpt-3", "palm", "mt-nlg"}) {
+  for (const char* name : {"bert-large", "mega-gpt-2", "t-nlg", "gpt-3", "palm", "mt-nlg"}) {
     CHECK_THAT(message, Contains(name));
   }
 }
 
 TEST_CASE("model zoo: parse_model checks its document") {
   const std::string good =
-      R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "paper_tp": [2], "source": "s"})";
+      R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "seq": 8, "paper_tp": [2], "source": "s"})";
   const ModelSpec spec = parse_model(good, "x.json");
   CHECK(spec.hidden == 64);
   CHECK(spec.paper_tp == std::vector<int>{2});
@@ -274,23 +276,36 @@ TEST_CASE("model zoo: parse_model checks its document") {
     return error_of<ConfigError>([&] { parse_model(text, "m.json"); });
   };
   CHECK_THAT(error("{"), Contains("m.json: not valid JSON"));
-  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "paper_tp": [2],
+  CHECK_THAT(
+      error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "seq": 8, "paper_tp": [2],
                       "source": "s", "vocab": 1})"),
-             Contains("vocab: unknown key"));
-  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "paper_tp": [2], "source": "s"})"),
-             Contains("heads: missing"));
-  CHECK_THAT(error(R"({"name": "x", "hidden": 0, "layers": 2, "heads": 4, "paper_tp": [2],
+      Contains("vocab: unknown key"));
+  CHECK_THAT(
+      error(
+          R"({"name": "x", "hidden": 64, "layers": 2, "seq": 8, "paper_tp": [2], "source": "s"})"),
+      Contains("heads: missing"));
+  CHECK_THAT(error(R"({"name": "x", "hidden": 0, "layers": 2, "heads": 4, "seq": 8, "paper_tp": [2],
                       "source": "s"})"),
              Contains("hidden: must be positive"));
-  CHECK_THAT(error(R"({"name": "x", "hidden": "64", "layers": 2, "heads": 4, "paper_tp": [2],
+  CHECK_THAT(
+      error(R"({"name": "x", "hidden": "64", "layers": 2, "heads": 4, "seq": 8, "paper_tp": [2],
                       "source": "s"})"),
-             Contains("hidden: expected an integer"));
-  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 5, "paper_tp": [2],
+      Contains("hidden: expected an integer"));
+  CHECK_THAT(
+      error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 5, "seq": 8, "paper_tp": [2],
                       "source": "s"})"),
-             Contains("not a multiple of heads"));
-  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "paper_tp": [],
+      Contains("not a multiple of heads"));
+  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "seq": 8, "paper_tp": 2,
                       "source": "s"})"),
-             Contains("paper_tp"));
+             Contains("paper_tp: expected an array"));
+  CHECK_THAT(error(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "paper_tp": [2],
+                      "source": "s"})"),
+             Contains("seq: missing"));
+  // A model the paper does not evaluate has no TP degrees.
+  CHECK(parse_model(R"({"name": "x", "hidden": 64, "layers": 2, "heads": 4, "seq": 8,
+                        "paper_tp": [], "source": "s"})",
+                    "x.json")
+            .paper_tp.empty());
 }
 
 // ------------------------------------------------------------------------------------- sublayer
