@@ -60,8 +60,10 @@ ModelRequest model_request(const po::variables_map& values) {
   request.model = values["model"].as<std::string>();
   const ModelSpec spec = model(request.model);  // an unknown name is refused here
   SystemConfig config = system_from(values);
-  if (values.count("batch") && values.count("seq") && !values.count("tokens")) {
-    config.workload.tokens = positive(values, "batch") * positive(values, "seq");
+  // --batch without --tokens sets the tokens: batch x (--seq or the model's sequence).
+  if (values.count("batch") && !values.count("tokens")) {
+    const std::int64_t seq = values.count("seq") ? positive(values, "seq") : spec.seq;
+    config.workload.tokens = positive(values, "batch") * seq;
   }
   if (values.count("tokens")) config.workload.tokens = positive(values, "tokens");
   if (!values.count("full") && !names_symmetry(values) && config.sim.mode == SimMode::Timing) {
@@ -107,8 +109,9 @@ void print_model(const nlohmann::json& result) {
       result["kernels"].size(), reduced,
       result["fused_attention"].get<bool>() ? ", fused attention" : "",
       result["simulations"].get<unsigned long long>(),
-      result["symmetry"] == "rotational" ? "sublayers on one GPU under symmetry"
-                                         : "sublayers on every GPU",
+      result["symmetry"] == "rotational"
+          ? "sublayer runs on one GPU under rotational symmetry where it is valid"
+          : "sublayer runs on every GPU",
       result["simulation_wall_time_s"].get<double>());
   std::printf("\n%-13s %10s %10s %10s %10s %10s %10s %8s\n", "scenario", "layer", "gemm",
               "attention", "memory", "comm", "model", "speedup");
