@@ -6,10 +6,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "config/config_io.h"
 #include "experiments/model_run.h"
+#include "experiments/model_sweep.h"
 #include "experiments/scenario_job.h"
 #include "models/sm/work_item.h"
 #include "workloads/model_zoo.h"
@@ -204,4 +208,68 @@ TEST_CASE("a TP degree that does not divide the heads or the hidden size is refu
   ModelRequest layers = request("bert-large", 4, LayerPhase::Training, {Scenario::Sequential});
   layers.layers = -2;
   CHECK_THAT(error_of<ConfigError>([&] { check_model_request(layers); }), Contains("layers -2"));
+}
+
+TEST_CASE("the e2e suite: every paper model at each TP a Megatron layer splits for, both phases",
+          "[model]") {
+  const ModelSuite suite = e2e_suite();
+  CHECK(suite.scenarios == all_scenarios());
+  std::vector<std::string> points;
+  for (const ModelPoint& point : suite.points) {
+    points.push_back(point.model + " " + std::to_string(point.tp) + " " + to_string(point.phase));
+  }
+  // REFERENCES section 1's models at their TP degrees, less those whose heads the TP degree does
+  // not divide (T-NLG's 28 at 8 and 16, PaLM's 48 at 32); BERT-Large has no paper TP degree.
+  CHECK(points == std::vector<std::string>{"mega-gpt-2 8 training", "mega-gpt-2 16 training",
+                                           "gpt-3 32 training", "mt-nlg 32 training",
+                                           "mega-gpt-2 8 inference", "mega-gpt-2 16 inference",
+                                           "gpt-3 32 inference", "mt-nlg 32 inference"});
+  REQUIRE(suite.left_out.size() == 3);
+  CHECK_THAT(suite.left_out[0], Contains("t-nlg at tp 8: its 28 heads are not divisible"));
+  CHECK_THAT(suite.left_out[2], Contains("palm at tp 32: its 48 heads are not divisible"));
+}
+
+TEST_CASE("the e2e summary has speedups per phase with geomean and max rows", "[model]") {
+  const auto document = [](const char* name, const char* phase, double t3) {
+    nlohmann::json scenarios = nlohmann::json::array();
+    for (const auto& [scenario, speedup] : {std::pair<const char*, double>{"sequential", 1.0},
+                                            std::pair<const char*, double>{"t3", t3}}) {
+      scenarios.push_back({{"scenario", scenario},
+                           {"layer_time_ns", 1000.0 / speedup},
+                           {"model_time_ns", 2000.0 / speedup},
+                           {"speedup_vs_sequential", speedup},
+                           {"breakdown_ns",
+                            {{"gemm", 500.0 / speedup},
+                             {"attention", 100.0},
+                             {"memory_bound", 200.0},
+                             {"communication_exposed", 200.0 / speedup}}}});
+    }
+    return nlohmann::json{
+        {"model", name}, {"tp", 8},     {"phase", phase},           {"batch", 2},
+        {"seq", 4},      {"layers", 2}, {"symmetry", "rotational"}, {"scenarios", scenarios}};
+  };
+  ModelSuite suite;
+  suite.name = "test";
+  suite.scenarios = {Scenario::Sequential, Scenario::T3};
+  suite.left_out = {"x at tp 3: why"};
+  const std::string dir = std::string(T3SIM_TEST_BINARY_DIR) + "/model-sweep";
+  std::filesystem::create_directories(dir);
+  write_model_sweep(dir, suite, "t3-paper",
+                    {document("a", "training", 1.1), document("b", "training", 1.21),
+                     document("a", "inference", 1.3)});
+  std::ifstream file(dir + "/summary.md");
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string training = text.substr(text.find("## Training"));
+  CHECK_THAT(training, Contains("| **geomean** | | | | | **1.154** |"));  // sqrt(1.1 x 1.21)
+  CHECK_THAT(training, Contains("| **max** | | | | | **1.210** |"));
+  CHECK_THAT(text.substr(text.find("## Inference")),
+             Contains("| **geomean** | | | | | **1.300** |"));
+  CHECK_THAT(text, Contains("- x at tp 3: why"));
+  std::ifstream csv(dir + "/results.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  CHECK(header.rfind("model,tp,phase,", 0) == 0);
+  int rows = 0;
+  while (std::getline(csv, line)) ++rows;
+  CHECK(rows == 6);  // 3 documents x 2 scenarios
 }
