@@ -171,9 +171,9 @@ struct TrackerConfig {
 };
 
 struct DmaConfig {
-  std::int64_t outstanding_bytes = 524288;  // read-ahead buffer: bytes read and not yet delivered
-  std::int64_t in_flight = 4;               // transfers in progress at once
-  std::int64_t chunk_bytes = 16384;         // largest request the engine issues
+  std::int64_t outstanding_bytes = 1048576;  // read-ahead buffer: bytes read and not yet delivered
+  std::int64_t in_flight = 4;                // transfers in progress at once
+  std::int64_t chunk_bytes = 16384;          // largest request the engine issues
 };
 
 struct WorkloadConfig {

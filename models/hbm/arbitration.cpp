@@ -48,7 +48,7 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
                                       sc_core::sc_time now) {
   Decision d;
   std::int64_t queued_compute = 0;
-  std::optional<std::pair<sc_core::sc_time, std::uint64_t>> compute_key, communication_key;
+  std::optional<Age> compute_key, communication_key;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueuedRequest& request = queue[i];
     const bool is_compute = request.traffic_class == TrafficClass::Compute;
@@ -59,7 +59,7 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
       }
     }
     auto& key = is_compute ? compute_key : communication_key;
-    const std::pair<sc_core::sc_time, std::uint64_t> age{request.arrival, request.sequence};
+    const Age age{request.arrival, request.sequence};
     if (!key || age < *key) {
       key = age;
       (is_compute ? d.compute : d.communication) = i;
@@ -79,21 +79,44 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
     }
   }
   d.gate_shut = threshold_known() && queued_compute >= stats_.threshold;
-  // Starvation counts the time the gate has held communication back without a break, not the
-  // time since arrival: queueing that any order would cost (a long queue at low bandwidth) is
-  // not MCA's doing, and counting it would hand every communication request priority there.
-  if (d.communication && d.gate_shut && d.compute) {
-    if (!shut_since_) shut_since_ = now;
-    if (now - *shut_since_ >= starvation_) {
-      d.starved = true;
-      shut_since_ = now;  // the next one may be held back for another starvation_ns
-    } else {
-      ++stats_.held_back;
-    }
-  } else {
-    shut_since_.reset();
+  const std::optional<std::size_t> starved = track_deferral(queue, compute_key, now);
+  if (starved && d.compute) {
+    d.starved = true;
+    d.communication = starved;
+  } else if (d.communication && d.gate_shut && d.compute) {
+    ++stats_.held_back;
   }
   return d;
+}
+
+// A communication request is deferred from the first pick at which no older compute request is
+// queued: from then on arrival order would serve it before every compute request still queued,
+// so each compute request served ahead of it is MCA's doing. Bounding that time (not the time
+// since arrival, which includes queueing any order would cost, nor the time the gate has been
+// shut, which would let one request through per limit whatever arrives) bounds the delay MCA
+// adds to each request without capping communication's throughput.
+std::optional<std::size_t> McaPolicy::track_deferral(const std::deque<QueuedRequest>& queue,
+                                                     const std::optional<Age>& oldest_compute,
+                                                     sc_core::sc_time now) {
+  std::vector<std::pair<std::uint64_t, sc_core::sc_time>> still;  // (sequence, deferred since)
+  std::optional<std::size_t> starved;
+  std::optional<sc_core::sc_time> starved_since;
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const QueuedRequest& request = queue[i];
+    if (request.traffic_class == TrafficClass::Compute) continue;
+    if (oldest_compute && !(Age{request.arrival, request.sequence} < *oldest_compute)) continue;
+    sc_core::sc_time since = now;
+    for (const auto& [sequence, at] : deferred_) {
+      if (sequence == request.sequence) since = at;
+    }
+    still.emplace_back(request.sequence, since);
+    if (now - since >= starvation_ && (!starved_since || since < *starved_since)) {
+      starved = i;
+      starved_since = since;
+    }
+  }
+  deferred_ = std::move(still);
+  return starved;
 }
 
 std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queue,

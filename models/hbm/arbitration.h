@@ -94,11 +94,14 @@ struct McaStats {
 // occupancy is below a threshold derived from the first stage's memory intensity, and a
 // starvation limit. The rule, applied at every pick() in this order:
 //
-//  1. Starvation. Let c be the oldest queued communication request (smallest arrival time, ties
-//     by sequence). If the gate (rule 2) has held communication back at every pick for the last
-//     starvation_ns, serve c and start that clock again. The limit bounds the delay MCA adds,
-//     not a request's queueing: at low bandwidth a queue alone can take longer than the limit,
-//     and counting that would give communication priority over compute.
+//  1. Starvation. A communication request is deferred from the first pick at which no older
+//     compute request is queued (arrival order would serve it next among the classes). If a
+//     request has been deferred for starvation_ns, serve it (the longest deferred first). So MCA
+//     delays each communication request by at most starvation_ns beyond arrival order (plus the
+//     entry in service), whatever else is queued. The limit bounds the delay MCA adds, not a
+//     request's queueing (at low bandwidth a queue alone can take longer than the limit, and
+//     counting that would give communication priority over compute), nor communication's
+//     throughput (one request per limit while the gate stays shut would starve a ring).
 //  2. Gate. Let q be the compute requests queued now. If the threshold is known and q >= it,
 //     communication is held back: serve the oldest compute request.
 //  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
@@ -135,14 +138,21 @@ class McaPolicy : public ArbitrationPolicy {
     bool starved = false;                      // rule 1 applies to `communication`
     bool gate_shut = false;                    // rule 2 applies
   };
+  using Age = std::pair<sc_core::sc_time, std::uint64_t>;  // (arrival, sequence)
   Decision decide(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
+  // Updates which communication requests are deferred (rule 1); returns the index of the one
+  // deferred longest if that is starvation_ns or more.
+  std::optional<std::size_t> track_deferral(const std::deque<QueuedRequest>& queue,
+                                            const std::optional<Age>& oldest_compute,
+                                            sc_core::sc_time now);
   bool threshold_known() const { return stats_.threshold > 0; }
 
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
-  std::optional<sc_core::sc_time> shut_since_;     // gate shut on waiting communication since
-  double first_window_sum_ = 0;                    // q summed over the first window's picks
+  // Communication requests deferred (rule 1) as of the last pick: (sequence, since).
+  std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_;
+  double first_window_sum_ = 0;  // q summed over the first window's picks
   McaStats stats_;
 };
 

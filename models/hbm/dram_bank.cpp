@@ -160,10 +160,11 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per
 
 bool PseudoChannelTimer::row_open(const DramLocation& where) const {
   const int groups = std::min(where.bursts, bank_groups_);
+  int group = where.first_burst % bank_groups_;
   for (int i = 0; i < groups; ++i) {
-    const int group = (where.first_burst + i) % bank_groups_;
     const Bank& b = banks_[static_cast<std::size_t>(group * banks_per_group_ + where.bank)];
     if (b.open_row != static_cast<std::int64_t>(where.row)) return false;
+    if (++group == bank_groups_) group = 0;
   }
   return true;
 }
@@ -196,9 +197,10 @@ void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uin
   if (last_act_group_ >= 0) {
     at = std::max(at, last_act_ + (group == last_act_group_ ? t_.rrd_l : t_.rrd_s));
   }
-  if (acts_ >= 4) at = std::max(at, last_acts_[0] + t_.faw);
-  std::rotate(last_acts_.begin(), last_acts_.begin() + 1, last_acts_.end());
-  last_acts_[3] = at;
+  // last_acts_[oldest_act_] is the fourth ACT back once four have issued.
+  if (acts_ >= 4) at = std::max(at, last_acts_[oldest_act_] + t_.faw);
+  last_acts_[oldest_act_] = at;
+  oldest_act_ = (oldest_act_ + 1) % 4;
   acts_ = std::min(acts_ + 1, 4);
   last_act_ = at;
   last_act_group_ = group;
@@ -264,8 +266,8 @@ void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uin
   }
   std::uint64_t at = 0;
   std::uint64_t end = 0;
-  for (int i = 0; i < where.bursts; ++i) {
-    const int group = (where.first_burst + i) % bank_groups_;
+  int group = where.first_burst % bank_groups_;
+  for (int i = 0; i < where.bursts; ++i, group = group + 1 == bank_groups_ ? 0 : group + 1) {
     Bank& b = bank(group, where.bank);
     at = std::max(floor, write ? b.wr_ready : b.rd_ready);
     if (last_group >= 0) {
@@ -305,13 +307,13 @@ DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std:
   refresh_until(now);
   DramService service;
   const int groups = std::min(where.bursts, bank_groups_);
-  for (int i = 0; i < groups; ++i) {
-    const int group = (where.first_burst + i) % bank_groups_;
+  for (int i = 0, group = where.first_burst % bank_groups_; i < groups; ++i) {
     if (bank(group, where.bank).open_row == static_cast<std::int64_t>(where.row)) {
       ++service.row_hits;
     } else {
       open_row(group, where, arrival, service);
     }
+    if (++group == bank_groups_) group = 0;
   }
   const auto group_of = [&](int i) { return (where.first_burst + i) % bank_groups_; };
   if (kind != Kind::Update) {

@@ -109,7 +109,8 @@ class PseudoChannelTimer {
   int bank_groups_;
   int banks_per_group_;
   std::vector<Bank> banks_;
-  std::array<std::uint64_t, 4> last_acts_{};  // the last four ACTs, oldest first (tFAW)
+  std::array<std::uint64_t, 4> last_acts_{};  // the last four ACTs, a ring (tFAW)
+  int oldest_act_ = 0;                        // its oldest entry
   int acts_ = 0;                              // ACTs issued, up to 4 counted
   std::uint64_t last_act_ = 0;
   int last_act_group_ = -1;

@@ -61,12 +61,18 @@ struct MemoryController::Impl {
     std::vector<SubRequest> subs;
     std::size_t unserved = 0;  // sub-requests not yet started
   };
+  // A queue entry as the bank scheduler scans it: what it needs is held here, not behind the
+  // transaction pointer (the scans touch every entry of a queue; a pointer chase each costs more
+  // than the rest of the scan).
   struct Ref {
     Transaction* transaction;
     std::uint32_t sub;
+    bool write = false;
+    TrafficClass traffic_class = TrafficClass::Compute;
     // Bank model: its row is open in every bank it touches. Kept up to date as rows open and
     // close, so FR-FCFS reads a flag per entry instead of the banks' state.
     bool row_hit = false;
+    DramLocation where;  // bank model only
   };
   struct Channel {
     std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
@@ -297,17 +303,19 @@ struct MemoryController::Impl {
     Channel& ch = channels[static_cast<std::size_t>(s.queue)];
     const QueuedRequest request{sequence++, transaction.arrival, transaction.op,
                                 transaction.traffic_class, s.bytes};
+    const Ref ref{&transaction, sub,    is_write(transaction.op), transaction.traffic_class,
+                  false,        s.where};
     if (ch.queue.size() < static_cast<std::size_t>(config.queue_depth)) {
-      enqueue(s.queue, request, {&transaction, sub}, now);
+      enqueue(s.queue, request, ref, now);
     } else {
-      ch.waiting.emplace_back(request, Ref{&transaction, sub});
+      ch.waiting.emplace_back(request, ref);
       ++backpressured;
     }
   }
 
   void enqueue(int queue, const QueuedRequest& request, Ref ref, sc_core::sc_time now) {
     Channel& ch = channels[static_cast<std::size_t>(queue)];
-    if (banked) ref.row_hit = ch.timer->row_open(ref.transaction->subs[ref.sub].where);
+    if (banked) ref.row_hit = ch.timer->row_open(ref.where);
     ch.queue.push_back(request);
     ch.refs.push_back(ref);
     if (is_write(request.op)) ++ch.writes;
@@ -342,9 +350,8 @@ struct MemoryController::Impl {
       const bool refreshed = ch.timer->refreshes() != refreshes;
       if (service.row_misses > 0 || refreshed) {
         for (Ref& queued : ch.refs) {
-          const DramLocation& where = queued.transaction->subs[queued.sub].where;
-          if (refreshed || where.bank == s.where.bank) {
-            queued.row_hit = ch.timer->row_open(where);
+          if (refreshed || queued.where.bank == s.where.bank) {
+            queued.row_hit = ch.timer->row_open(queued.where);
           }
         }
       }
@@ -432,13 +439,15 @@ struct MemoryController::Impl {
     // row hit (or its oldest, without FR-FCFS), since nothing later can be chosen over that.
     const int wanted = ch.draining || ch.writes == static_cast<int>(ch.queue.size()) ? 1 : 0;
     std::optional<std::size_t> oldest[2], hit[2];  // [write?]
-    for (std::size_t i = 0; i < ch.queue.size(); ++i) {
-      const QueuedRequest& request = ch.queue[i];
-      if (!allowed.allows(request.traffic_class)) continue;
-      const int w = is_write(request.op) ? 1 : 0;
-      if (!oldest[w]) oldest[w] = i;
-      if (frfcfs && !hit[w] && ch.refs[i].row_hit) hit[w] = i;
-      if (w == wanted && (frfcfs ? hit[w] : oldest[w])) break;
+    std::size_t i = 0;
+    for (const Ref& ref : ch.refs) {
+      if (allowed.allows(ref.traffic_class)) {
+        const int w = ref.write ? 1 : 0;
+        if (!oldest[w]) oldest[w] = i;
+        if (frfcfs && !hit[w] && ref.row_hit) hit[w] = i;
+        if (w == wanted && (frfcfs ? hit[w] : oldest[w])) break;
+      }
+      ++i;
     }
     const int first = ch.draining || !oldest[0] ? 1 : 0;
     for (int w : {first, 1 - first}) {

@@ -213,7 +213,8 @@ void Timeline::add_phase(const std::string& name, sc_time start, sc_time end) {
 }
 
 std::string Timeline::node_name(int node) const {
-  return node < group_.gpus() ? std::to_string(node) : "switch";
+  const Topology& topology = group_.topology();
+  return topology.has_switch() && node == topology.switch_node() ? "switch" : std::to_string(node);
 }
 
 int Timeline::node_pid(int node) const {
@@ -275,15 +276,20 @@ void Timeline::add_dma(Builder& out, int gpu) const {
   }
 }
 
+// The links built, each direction on the track of the node it leaves. Under rotational symmetry
+// only GPU 0's links exist, and both their directions are GPU 0's (side B is what GPU 0 sends
+// towards -h, shown as what h sends to 0): all of them go on GPU 0's tracks.
 void Timeline::add_links(Builder& out, int node) const {
-  const auto& ends = group_.topology().links();
-  for (std::size_t l = 0; l < ends.size(); ++l) {
+  const bool symmetric = group_.replicas() > 1;
+  for (int l = 0; l < group_.links(); ++l) {
+    const LinkEnds& ends = group_.link_ends(l);
     for (int direction = 0; direction < 2; ++direction) {
-      const int from = direction == 0 ? ends[l].a : ends[l].b;
-      const int to = direction == 0 ? ends[l].b : ends[l].a;
-      if (from != node) continue;
+      const int from = direction == 0 ? ends.a : ends.b;
+      const int to = direction == 0 ? ends.b : ends.a;
+      if (symmetric ? node != 0 : from != node) continue;
       // Packets may have been placed out of order: sort, then merge what touches.
-      std::vector<Span> spans = wire_[l][static_cast<std::size_t>(direction)];
+      std::vector<Span> spans =
+          wire_[static_cast<std::size_t>(l)][static_cast<std::size_t>(direction)];
       std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
         return std::tie(x.start, x.end) < std::tie(y.start, y.end);
       });
@@ -297,7 +303,8 @@ void Timeline::add_links(Builder& out, int node) const {
           merged.push_back(s);
         }
       }
-      const std::string process = node < group_.gpus() ? "gpu " + std::to_string(node) : "switch";
+      const std::string name = node_name(node);
+      const std::string process = name == "switch" ? name : "gpu " + name;
       const int tid =
           out.thread(node_pid(node), process, "link " + node_name(from) + "->" + node_name(to));
       for (const Span& s : merged) {

@@ -54,6 +54,9 @@ class TpGroup : public sc_core::sc_module {
   // The first host error, empty if none.
   std::string host_error() const;
   int links() const { return static_cast<int>(links_.size()); }
+  // The nodes link `index` joins (side A, side B). Under rotational symmetry GPU 0's link towards
+  // h is {0, h}: side B then carries what h sends to 0, i.e. GPU 0's sends towards -h rotated.
+  const LinkEnds& link_ends(int index) const { return link_ends_.at(index); }
 
   // Statistics of every block, gathered once at the end of a run.
   nlohmann::json report() const;

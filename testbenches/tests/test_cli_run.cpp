@@ -173,15 +173,15 @@ TEST_CASE("the SM request size keeps every scenario within 2% from 4 KiB to 64 K
   }
 }
 
-TEST_CASE("t3sim run --trace writes a timeline whose events agree with the result",
-          "[cli][trace]") {
-  const std::string trace = std::string(T3SIM_TEST_BINARY_DIR) + "/run-trace.json";
+namespace {
+
+// Runs `args` with --trace and checks the timeline against the result: phases, every DMA transfer
+// and tracker fire, link bytes (group totals in the result, the simulated GPUs' on the timeline).
+void check_trace(const std::string& args, const std::string& name) {
+  const std::string trace = std::string(T3SIM_TEST_BINARY_DIR) + "/" + name + ".json";
   std::remove(trace.c_str());
   const nlohmann::json result =
-      run_json("run",
-               "--model mega-gpt-2 --sublayer op --tp 2 --tokens 512 --scenario t3-mca --trace \"" +
-                   trace + "\"",
-               "run-trace-result.json");
+      run_json("run", args + " --trace \"" + trace + "\"", name + "-result.json");
   std::ifstream file(trace);
   REQUIRE(file);
   const nlohmann::json timeline = nlohmann::json::parse(file);
@@ -189,6 +189,7 @@ TEST_CASE("t3sim run --trace writes a timeline whose events agree with the resul
   std::map<std::string, std::size_t> counts;
   std::vector<nlohmann::json> phases;
   double last_end_us = 0;
+  double wire_bytes = 0;
   for (const nlohmann::json& event : timeline["traceEvents"]) {
     REQUIRE(event.contains("ph"));
     REQUIRE(event.contains("pid"));
@@ -198,6 +199,8 @@ TEST_CASE("t3sim run --trace writes a timeline whose events agree with the resul
     last_end_us = std::max(last_end_us, end);
     ++counts[event.value("cat", std::string("-")) + "/" + event["ph"].get<std::string>()];
     if (event.value("cat", std::string()) == "phase") phases.push_back(event);
+    if (event.value("cat", std::string()) == "link")
+      wire_bytes += event["args"]["wire_bytes"].get<double>();
   }
   // Phase spans are the result's phases, at its clock start, in microseconds.
   REQUIRE(phases.size() == result["phases"].size());
@@ -212,11 +215,30 @@ TEST_CASE("t3sim run --trace writes a timeline whose events agree with the resul
   }
   // Every DMA transfer and tracker fire the result counts is on the timeline, and nothing ends
   // after the simulation did.
-  CHECK(counts["dma/X"] == result["dma"]["transfers"].get<std::size_t>());
-  CHECK(counts["tracker/i"] == result["tracker"]["fired"].get<std::size_t>());
+  const double replicas = result["symmetry"] == "rotational" ? result["tp"].get<double>() : 1.0;
+  CHECK(counts["dma/X"] * replicas == result["dma"]["transfers"].get<double>());
+  CHECK(counts["tracker/i"] * replicas == result["tracker"]["fired"].get<double>());
   CHECK(counts["workgroup/X"] > 0);
   CHECK(counts["link/X"] > 0);
+  CHECK(wire_bytes * replicas == result["link_bytes"]["wire"].get<double>());
   CHECK(last_end_us <= result["simulated_ns"].get<double>() / 1e3 + 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("t3sim run --trace writes a timeline whose events agree with the result",
+          "[cli][trace]") {
+  check_trace("--model mega-gpt-2 --sublayer op --tp 2 --tokens 512 --scenario t3-mca",
+              "run-trace");
+}
+
+// Only GPU 0 and its links exist under symmetry: the timeline shows them (it used to index the
+// topology's every link and failed).
+TEST_CASE("t3sim run --trace under rotational symmetry shows GPU 0 and its links", "[cli][trace]") {
+  check_trace(
+      "--model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 --scenario t3 "
+      "--set sim.symmetry=rotational",
+      "run-trace-symmetric");
 }
 
 TEST_CASE("t3sim run checks its data in functional mode", "[cli][scenario]") {

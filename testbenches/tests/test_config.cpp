@@ -23,7 +23,7 @@ std::string error_of(const std::function<void()>& action) {
 
 TEST_CASE("every preset loads, validates and has a valid address map") {
   const auto names = preset_names();
-  REQUIRE(names == std::vector<std::string>{"a100-8", "h100-8", "t3-paper"});
+  REQUIRE(names == std::vector<std::string>{"a100-8", "h100-8", "mi300x-8", "t3-paper"});
   for (const auto& name : names) {
     const SystemConfig config = load_system(name);
     CHECK(config.name == name);
@@ -46,6 +46,17 @@ TEST_CASE("presets carry the published figures they are named after") {
   const SystemConfig h100 = load_system("h100-8");
   CHECK(h100.hbm.channels == 80);
   CHECK(h100.link.bandwidth_GBps == 450.0);
+  const SystemConfig mi300x = load_system("mi300x-8");
+  CHECK(mi300x.gpus == 8);
+  CHECK(mi300x.topology.kind == TopologyKind::FullyConnected);  // Infinity Fabric mesh
+  CHECK(mi300x.sm.count == 304);                                  // CUs
+  CHECK(mi300x.hbm.channels == 128);
+  CHECK(mi300x.hbm.bandwidth_GBps == 5300.0);
+  // 304 CUs x 2048 FLOP/clk x 2.1 GHz: the published 1307 TF dense FP16 (clock uncertain).
+  CHECK(mi300x.sm.count * mi300x.sm.flops_per_clock * mi300x.sm.clock_GHz / 1e3 ==
+        Approx(1307.0).epsilon(0.001));
+  // Seven links of 128 GB/s, taken as bidirectional: 64 per direction to each peer.
+  CHECK(mi300x.link.bandwidth_GBps * 2 == 128.0);
 }
 
 TEST_CASE("the built-in default is the t3-paper machine") {
@@ -153,7 +164,7 @@ TEST_CASE("overlapping address windows are rejected with both bases") {
 
 TEST_CASE("a system file that is missing or malformed is named") {
   CHECK_THAT(error_of([] { load_system("no-such-system"); }),
-             Contains("'no-such-system': not a preset (a100-8, h100-8, t3-paper)"));
+             Contains("'no-such-system': not a preset (a100-8, h100-8, mi300x-8, t3-paper)"));
   const std::string path = "bad_config_test.json";
   std::ofstream(path) << "{ \"hbm\": { \"channels\": 4, } }";
   CHECK_THAT(error_of([&] { load_system(path); }), Contains(path + ": not valid JSON"));

@@ -309,7 +309,12 @@ TEST_CASE("Link: an error answer still travels back, without read data", "[link]
   CHECK(returned == header + ns(config.latency_ns) + header + ns(config.latency_ns));
 }
 
-TEST_CASE("Link: the two directions are independent (full duplex)", "[link]") {
+namespace {
+
+// Both sides stream 16 MiB at once: each direction must deliver the line rate's payload share
+// and finish about when it would have alone. `pace` as write_stream's (line-rate feeding, or
+// everything offered at once).
+void check_full_duplex(bool pace) {
   const t3::LinkConfig config;
   const std::uint64_t total = 16 * MiB;
   const std::uint64_t chunk = 64 * KiB;
@@ -319,12 +324,10 @@ TEST_CASE("Link: the two directions are independent (full duplex)", "[link]") {
       static_cast<double>(total + total / config.max_payload_bytes * config.header_bytes) /
           config.bandwidth_GBps +
       config.latency_ns;
-
   Bench bench(config);
-  bench.source_a.body = [&](Source& source) { write_stream(source, config, total, chunk, true); };
-  bench.source_b.body = [&](Source& source) { write_stream(source, config, total, chunk, true); };
+  bench.source_a.body = [&](Source& source) { write_stream(source, config, total, chunk, pace); };
+  bench.source_b.body = [&](Source& source) { write_stream(source, config, total, chunk, pace); };
   sc_start();
-
   for (int direction = 0; direction < 2; ++direction) {
     const Span span = data_span(bench.link, direction, config);
     INFO("direction " << direction << ": " << span.payload_GBps() << " GB/s from "
@@ -332,36 +335,22 @@ TEST_CASE("Link: the two directions are independent (full duplex)", "[link]") {
                       << " ns, expected " << expected << " GB/s");
     REQUIRE(span.payload_bytes == total);
     CHECK(span.payload_GBps() == Approx(expected).epsilon(0.02));
-    // Both streams ran at the same time: each finished about when it would have alone.
     CHECK(to_ns(span.last_arrival) <= 1.02 * alone_ns);
   }
   CHECK(bench.sink_a.bytes == total);
   CHECK(bench.sink_b.bytes == total);
 }
 
+}  // namespace
+
+TEST_CASE("Link: the two directions are independent (full duplex)", "[link]") {
+  check_full_duplex(true);
+}
+
 TEST_CASE("Link: full duplex holds when each side offers its whole stream at once", "[link]") {
   // Side A's acks are reserved ahead in time on B -> A before side B's thread runs; B's data must
   // still use the wire before them rather than queue behind the last one.
-  const t3::LinkConfig config;
-  const std::uint64_t total = 16 * MiB;
-  const std::uint64_t chunk = 64 * KiB;
-  const double expected = packet_efficiency(config) * config.bandwidth_GBps;
-  const double alone_ns =
-      static_cast<double>(total + total / config.max_payload_bytes * config.header_bytes) /
-          config.bandwidth_GBps +
-      config.latency_ns;
-  Bench bench(config);
-  bench.source_a.body = [&](Source& source) { write_stream(source, config, total, chunk, false); };
-  bench.source_b.body = [&](Source& source) { write_stream(source, config, total, chunk, false); };
-  sc_start();
-  for (int direction = 0; direction < 2; ++direction) {
-    const Span span = data_span(bench.link, direction, config);
-    INFO("direction " << direction << ": " << span.payload_GBps() << " GB/s until "
-                      << to_ns(span.last_arrival) << " ns");
-    REQUIRE(span.payload_bytes == total);
-    CHECK(span.payload_GBps() == Approx(expected).epsilon(0.02));
-    CHECK(to_ns(span.last_arrival) <= 1.02 * alone_ns);
-  }
+  check_full_duplex(false);
 }
 
 TEST_CASE("Link: mixed random traffic never overlaps on the wire nor overdraws credits", "[link]") {

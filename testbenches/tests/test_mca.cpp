@@ -150,33 +150,53 @@ TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") 
   CHECK(shut.compute);
   CHECK_FALSE(shut.communication);
   CHECK_FALSE(shut.forced);
-  // The gate has been shut since 30: at 30 + starvation_ns the oldest communication is forced.
-  CHECK_FALSE(policy.admissible(queue, ns(1029)).forced);
-  const Admissible starved = policy.admissible(queue, ns(1030));
+  // The communication request was older than every compute request from the first pick (20) on:
+  // deferred since then, it is forced at 20 + starvation_ns.
+  CHECK_FALSE(policy.admissible(queue, ns(1019)).forced);
+  const Admissible starved = policy.admissible(queue, ns(1020));
   CHECK(starved.forced == Pick(0));
   CHECK(policy.stats().starvation_overrides == 1);
 }
 
-TEST_CASE("MCA starvation limit serves communication the gate held back that long", "[mca]") {
+TEST_CASE("MCA starvation limit serves each communication request deferred that long", "[mca]") {
   McaConfig config;
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
   std::deque<QueuedRequest> queue = {communication(0, 0), communication(1, 50), compute(2, 1000)};
-  // The gate shuts at 1000 (1 compute queued >= 1): compute first, and the clock starts then,
-  // not at the communication requests' arrival.
+  // First pick at 1000: both communication requests are older than every compute request, so
+  // both are deferred from now (not from their arrival); the gate is shut (1 compute >= 1).
   CHECK(serve(policy, queue, 1000) == Pick(2));
   queue.push_back(compute(3, 1500));
   queue.push_back(compute(4, 2500));
-  CHECK(serve(policy, queue, 2999) == Pick(2));  // held back 1999 ns: compute 3
+  CHECK(serve(policy, queue, 2999) == Pick(2));  // deferred 1999 ns: compute 3
   CHECK(policy.stats().starvation_overrides == 0);
-  // Held back for starvation_ns without a break: the oldest communication request goes.
+  // Deferred for starvation_ns: the longest deferred goes, then the next one deferred as long
+  // (the limit bounds each request's delay; it does not let one through per limit).
   CHECK(serve(policy, queue, 3000) == Pick(0));
   CHECK(policy.stats().starvation_overrides == 1);
-  // The clock restarts: compute again, then communication as soon as no compute is queued.
-  CHECK(serve(policy, queue, 3010) == Pick(1));
-  CHECK(serve(policy, queue, 3020) == Pick(0));
+  CHECK(serve(policy, queue, 3010) == Pick(0));
+  CHECK(policy.stats().starvation_overrides == 2);
+  CHECK(serve(policy, queue, 3020) == Pick(0));  // compute 4
   CHECK(queue.empty());
+  CHECK(policy.stats().starvation_overrides == 2);
+}
+
+TEST_CASE("MCA defers communication only once no older compute request is queued", "[mca]") {
+  McaConfig config;
+  config.threshold = 1;
+  config.starvation_ns = 2000;
+  McaPolicy policy(config);
+  std::deque<QueuedRequest> queue = {compute(0, 0), communication(1, 10), compute(2, 20),
+                                     compute(3, 30)};
+  // Compute 0 is older: arrival order would serve it first too, so communication 1's clock has
+  // not started (a limit counted from arrival would already have run out at 2050).
+  CHECK(serve(policy, queue, 100) == Pick(0));
+  CHECK(serve(policy, queue, 2050) == Pick(1));  // deferred from 2050 on: compute 2
+  queue.push_back(compute(4, 3000));
+  CHECK(serve(policy, queue, 4049) == Pick(1));  // deferred 1999 ns: compute 3
+  CHECK(policy.stats().starvation_overrides == 0);
+  CHECK(serve(policy, queue, 4050) == Pick(0));  // deferred 2000 ns: communication 1
   CHECK(policy.stats().starvation_overrides == 1);
 }
 
@@ -390,11 +410,12 @@ TEST_CASE("MCA controller bounds communication latency and speeds up compute vs 
   REQUIRE(fcfs_run.communication.size() == comm_requests);
   CHECK(mca.mc.report()["policy"] == "mca");
 
-  // Bound on a communication request's latency under MCA, from the rule: while the gate is
-  // shut, one communication request (the oldest) goes per starvation_ns held back, after the
-  // request in service (at most an update's bus time); with one request per communication
-  // thread, at most comm_threads such periods pass before ours; then latency + its own bus time
-  // + the near-memory adder.
+  // Bound on a communication request's latency under MCA, from the rule: it waits for the
+  // older compute requests (which arrival order would serve first too), is then deferred at most
+  // starvation_ns, and goes after the request in service and the other starved communication
+  // requests (one per communication thread, each at most an update's bus time); the bound below
+  // (comm_threads starvation periods) also covers the older requests; then latency + its own bus
+  // time + the near-memory adder.
   const double read_bus_ns = pattern.bytes / config.bandwidth_GBps;
   const double update_bus_ns = config.nmc_update_occupancy * read_bus_ns;
   const double bound_ns =
