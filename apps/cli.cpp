@@ -1,5 +1,6 @@
 #include "apps/cli.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -54,6 +55,27 @@ po::variables_map parse(const std::vector<std::string>& args,
   }
   if (options.count("json")) check_output(options["json"].as<std::string>(), "--json");
   return options;
+}
+
+std::vector<Scenario> parse_scenarios(const std::string& list, const std::string& option) {
+  if (list == "all") return all_scenarios();
+  std::vector<Scenario> scenarios = {Scenario::Sequential};
+  std::string::size_type start = 0;
+  while (start <= list.size()) {
+    const auto comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    Scenario scenario;
+    try {
+      scenario = parse_scenario(name);
+    } catch (const ConfigError& error) {
+      throw UsageError(option + ": " + error.what());
+    }
+    if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
+      scenarios.push_back(scenario);
+    }
+    start = comma + 1;
+  }
+  return scenarios;
 }
 
 void check_output(const std::string& path, const std::string& option) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/system_config.h"
+#include "workloads/scenario.h"
 
 namespace t3::cli {
 
@@ -32,6 +33,11 @@ po::variables_map parse(const std::vector<std::string>& args,
 // directory that does not exist. Checked before a run, so a typo does not cost the run.
 void check_output(const std::string& path, const std::string& option);
 
+// A comma-separated list of scenario names ("all": the paper's five), sequential first whether
+// named or not (every speedup is measured against it); a bad name is a UsageError naming `option`.
+std::vector<Scenario> parse_scenarios(const std::string& list,
+                                      const std::string& option = "--scenarios");
+
 // Writes `document` to `path` (pretty-printed); throws naming the file if it cannot.
 void write_json(const std::string& path, const nlohmann::json& document);
 
@@ -47,5 +53,6 @@ int bandwidth_command(const std::vector<std::string>& args);
 int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
+int model_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

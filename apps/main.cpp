@@ -23,6 +23,8 @@ const char* kUsage =
     "              ideal-rs-nmc, slicing, commfuse) on every GPU of the group\n"
     "  compare     every scenario for one sublayer, side by side (the default job)\n"
     "  sweep       a suite of sublayers and scenarios (--suite paper) in parallel processes\n"
+    "  model       a whole model: one transformer layer kernel by kernel, its time by kernel\n"
+    "              class and each scenario's end-to-end speedup (--model, --tp, --phase)\n"
     "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"
     "  collective  one ring collective on the group, with nccl-tests algbw/busbw (--op, --bytes)\n"
     "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
@@ -42,7 +44,8 @@ const std::map<std::string, Command>& commands() {
                                                        {"run", run_command},
                                                        {"compare", compare_command},
                                                        {"sweep", sweep_command},
-                                                       {"collective", collective_command}};
+                                                       {"collective", collective_command},
+                                                       {"model", model_command}};
   return table;
 }
 

@@ -47,32 +47,12 @@ ScenarioJob workload_job(const po::variables_map& values) {
   return job;
 }
 
-// A comma-separated list of scenario names ("all" for every one), sequential first whether named
-// or not (every speedup is measured against it).
-std::vector<Scenario> parse_scenarios(const std::string& list, Sublayer sublayer) {
-  if (list == "all" && gathers_input(sublayer)) return {Scenario::Sequential, Scenario::CommFuseAg};
-  if (list == "all") return all_scenarios();
-  std::vector<Scenario> scenarios = {Scenario::Sequential};
-  std::string::size_type start = 0;
-  while (start <= list.size()) {
-    const auto comma = std::min(list.find(',', start), list.size());
-    const std::string name = list.substr(start, comma - start);
-    Scenario scenario;
-    try {
-      scenario = parse_scenario(name);
-    } catch (const ConfigError& error) {
-      throw UsageError(std::string("--scenarios: ") + error.what());
-    }
-    if (std::find(scenarios.begin(), scenarios.end(), scenario) == scenarios.end()) {
-      scenarios.push_back(scenario);
-    }
-    start = comma + 1;
-  }
-  return scenarios;
-}
-
+// The scenarios --scenarios names, sequential first; "all" on a sublayer that gathers its input
+// is the two that apply to it.
 std::vector<Scenario> scenarios_of(const po::variables_map& values, Sublayer sublayer) {
-  return parse_scenarios(values["scenarios"].as<std::string>(), sublayer);
+  const std::string list = values["scenarios"].as<std::string>();
+  if (list == "all" && gathers_input(sublayer)) return {Scenario::Sequential, Scenario::CommFuseAg};
+  return parse_scenarios(list);
 }
 
 int jobs_of(const po::variables_map& values) {

@@ -12,6 +12,8 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "experiments/model_run.h"
+#include "experiments/model_sweep.h"
 #include "experiments/scenario_job.h"
 #include "experiments/sweep.h"
 
@@ -22,7 +24,8 @@ namespace {
 po::options_description sweep_options() {
   po::options_description options("Sweep");
   options.add_options()("suite", po::value<std::string>()->default_value("paper"),
-                        "'paper' (the T3 paper's evaluation) or a suite JSON file")(
+                        "'paper' (the T3 paper's evaluation), 'e2e' (its models end to end, "
+                        "t3sim model) or a suite JSON file")(
       "out", po::value<std::string>(), "directory for results.json, results.csv, summary.md")(
       "jobs", po::value<int>()->default_value(default_jobs()),
       "simulations run at once, each in its own process")(
@@ -237,6 +240,47 @@ std::vector<std::vector<nlohmann::json>> run_here(const Suite& suite,
   return results;
 }
 
+// The e2e suite: whole-model runs, all simulations in one pool (kernels shared between points
+// simulated once), summarised when all are done.
+int model_sweep(const po::variables_map& values, const std::string& out) {
+  for (const char* option : {"emit-jobs", "collect", "resume", "allow-missing"}) {
+    if (values.count(option)) {
+      throw UsageError(std::string("--") + option +
+                       ": the e2e suite runs in one process pool here (no point files)");
+    }
+  }
+  const int jobs = values["jobs"].as<int>();
+  if (jobs < 1) throw UsageError("--jobs " + std::to_string(jobs) + ": must be at least 1");
+  const ModelSuite suite = e2e_suite();
+  const std::vector<std::string> sets = base_sets(values);
+  std::vector<ModelRequest> requests;
+  for (const ModelPoint& point : suite.points) {
+    ModelRequest request;
+    request.config = load_system(values["system"].as<std::string>());
+    for (const auto& set : sets) apply_override(request.config, set);
+    apply_override(request.config, "gpus=" + std::to_string(point.tp));
+    if (!values.count("full") && std::none_of(sets.begin(), sets.end(), names_symmetry) &&
+        rotational_symmetry_refusal(request.config).empty()) {
+      request.config.sim.symmetry = Symmetry::Rotational;
+    }
+    validate(request.config);
+    request.model = point.model;
+    request.phase = point.phase;
+    request.shape = model_shape(request.config, model(point.model), 0, 0);
+    request.config.workload.tokens = request.shape.tokens();
+    request.scenarios = suite.scenarios;
+    requests.push_back(request);
+  }
+  const auto documents = run_models(requests, jobs, progress_bar());
+  write_model_sweep(out, suite, values["system"].as<std::string>(), documents);
+  std::printf(
+      "t3sim sweep: suite e2e, %zu models x phases x %zu scenarios (%zu left out, listed in "
+      "summary.md); wrote %s/results.json, %s/results.csv, %s/summary.md\n",
+      suite.points.size(), suite.scenarios.size(), suite.left_out.size(), out.c_str(), out.c_str(),
+      out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
@@ -253,6 +297,13 @@ int sweep_command(const std::vector<std::string>& args) {
   if (!values.count("out")) throw UsageError("--out DIR is required");
   // Absolute, so emitted commands write where --collect reads from any working directory.
   const std::string out = std::filesystem::absolute(values["out"].as<std::string>()).string();
+  if (values["suite"].as<std::string>() == "e2e") {
+    std::error_code made;
+    std::filesystem::create_directories(out, made);
+    if (made || !std::filesystem::is_directory(out))
+      throw UsageError("--out " + out + ": cannot create the directory");
+    return model_sweep(values, out);
+  }
   Suite suite = load_suite(values["suite"].as<std::string>());
   std::vector<ScenarioJob> points;
   // Every point is planned up front, so a bad one fails the sweep before any simulation (and

@@ -81,6 +81,27 @@ inline constexpr std::uint64_t kCollPeerStrideHigh = 0x660;
 inline constexpr std::uint64_t kCollPeerFlagStrideLow = 0x664;
 inline constexpr std::uint64_t kCollPeerFlagStrideHigh = 0x668;
 
+// Streaming kernel descriptor (KERNEL = kStream): a memory-bound element-wise or normalisation
+// kernel. STREAM_WORKGROUPS workgroups each read an equal, element-aligned share of the input
+// range and write an equal share of the output range, in steps, at the SMs' issue rate; the only
+// compute is STREAM_OPS vector-ALU operations per element read and STREAM_FLOPS matrix FLOPs
+// spread over the input (a fused attention kernel). ELEMENT gives the element type of both.
+inline constexpr std::uint64_t kStreamSrcLow = 0x700;          // RW: input base, bits 31:0
+inline constexpr std::uint64_t kStreamSrcHigh = 0x704;         // RW: bits 63:32
+inline constexpr std::uint64_t kStreamReadBytesLow = 0x708;    // RW: input bytes
+inline constexpr std::uint64_t kStreamReadBytesHigh = 0x70c;   // RW
+inline constexpr std::uint64_t kStreamDstLow = 0x710;          // RW: output base
+inline constexpr std::uint64_t kStreamDstHigh = 0x714;         // RW
+inline constexpr std::uint64_t kStreamWriteBytesLow = 0x718;   // RW: output bytes
+inline constexpr std::uint64_t kStreamWriteBytesHigh = 0x71c;  // RW
+inline constexpr std::uint64_t kStreamWorkgroups = 0x720;      // RW: 1..kMaxStreamWorkgroups
+inline constexpr std::uint64_t kStreamOps = 0x724;        // RW: vector ops per element (resets 1)
+inline constexpr std::uint64_t kStreamFlopsLow = 0x728;   // RW: matrix FLOPs (resets 0)
+inline constexpr std::uint64_t kStreamFlopsHigh = 0x72c;  // RW
+inline constexpr std::uint64_t kStreamOutFlags = 0x730;   // RW: OutFlags of the output (bit 0)
+inline constexpr std::uint32_t kMaxStreamWorkgroups = 1u << 20;
+inline constexpr std::uint32_t kDefaultStreamOps = 1;
+
 enum CollOp : std::uint32_t {
   kReduceScatter = 0,
   kAllGather = 1,
@@ -131,7 +152,7 @@ inline constexpr std::uint64_t doorbell_register(int queue) {
 }
 
 enum Status : std::uint32_t { kIdle = 0, kRunning = 1, kDone = 2, kFailed = 3 };
-enum KernelKind : std::uint32_t { kNone = 0, kGemm = 1, kCollective = 2 };
+enum KernelKind : std::uint32_t { kNone = 0, kGemm = 1, kCollective = 2, kStream = 3 };
 enum LaunchError : std::uint32_t {
   kNoError = 0,
   kZeroSize = 1,   // M, N, K or a tile size is 0

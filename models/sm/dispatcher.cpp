@@ -40,7 +40,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   add_register(
       kIrqAck, "IRQ_ACK", "write 1: drop the interrupt line (reads 0)", [] { return 0u; },
       [this](std::uint32_t v) { irq_ack(0, v); });
-  rw(kKernel, "KERNEL", "KernelKind: 1 GEMM, 2 collective", d.kernel);
+  rw(kKernel, "KERNEL", "KernelKind: 1 GEMM, 2 collective, 3 stream", d.kernel);
   rw(kM, "M", "rows of A and C", d.m);
   rw(kN, "N", "columns of B and C", d.n);
   rw(kK, "K", "columns of A, rows of B", d.k);
@@ -108,6 +108,17 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   rw64(kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE",
        "direct collective: rank p + 1's flag area minus rank p's (two's complement)",
        d.peer_flag_stride);
+  rw64(kStreamSrcLow, "STREAM_SRC", "stream: input base address", d.src);
+  rw64(kStreamReadBytesLow, "STREAM_READ_BYTES", "stream: input bytes", d.read_bytes);
+  rw64(kStreamDstLow, "STREAM_DST", "stream: output base address", d.dst);
+  rw64(kStreamWriteBytesLow, "STREAM_WRITE_BYTES", "stream: output bytes", d.write_bytes);
+  rw(kStreamWorkgroups, "STREAM_WORKGROUPS", "stream: workgroups, 1..2^20", d.stream_workgroups);
+  rw(kStreamOps, "STREAM_OPS", "stream: vector-ALU operations per element read (resets to 1)",
+     d.stream_ops);
+  rw64(kStreamFlopsLow, "STREAM_FLOPS", "stream: matrix FLOPs of the kernel (resets to 0)",
+       d.stream_flops);
+  rw(kStreamOutFlags, "STREAM_OUT_FLAGS", "stream: output flags, bit 0 uncached",
+     d.stream_out_flags);
   for (int w = 0; w < kMailboxWords; ++w) {
     rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
        "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
@@ -198,6 +209,8 @@ LaunchError Dispatcher::validate(Kernel& kernel) const {
       return validate_gemm(kernel);
     case kCollective:
       return validate_collective(kernel);
+    case kStream:
+      return validate_stream(kernel);
     default:
       return kBadKernel;
   }
@@ -294,6 +307,34 @@ bool Dispatcher::direct_areas_mapped(bool* hbm_flags) const {
     }
   }
   return true;
+}
+
+LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
+  const Descriptor& d = descriptor_;
+  if (d.element > 2 || d.stream_out_flags > kUncached) return kBadKernel;
+  if ((d.read_bytes == 0 && d.write_bytes == 0) || d.stream_workgroups == 0) return kZeroSize;
+  const auto element = static_cast<ElementType>(d.element);
+  const std::uint64_t eb = element_bytes(element);
+  if (d.stream_workgroups > kMaxStreamWorkgroups || d.read_bytes % eb != 0 ||
+      d.write_bytes % eb != 0) {
+    return kBadKernel;
+  }
+  if ((d.read_bytes > 0 && !mapped_bytes(d.src, d.read_bytes, false)) ||
+      (d.write_bytes > 0 && !mapped_bytes(d.dst, d.write_bytes, false))) {
+    return kUnmappedBuffer;
+  }
+  kernel.kind = kStream;
+  StreamKernel& k = kernel.stream;
+  k.src = d.src;
+  k.read_bytes = d.read_bytes;
+  k.dst = d.dst;
+  k.write_bytes = d.write_bytes;
+  k.workgroups = d.stream_workgroups;
+  k.ops_per_element = d.stream_ops;
+  k.flops = d.stream_flops;
+  k.element = element;
+  k.out_hint = (d.stream_out_flags & kUncached) ? CacheHint::Uncached : CacheHint::Cached;
+  return kNoError;
 }
 
 LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
@@ -468,8 +509,8 @@ void Dispatcher::begin_launch(int q) {
   sc_assert(launch.record < launches_.size());
   launches_[launch.record].start = sc_core::sc_time_stamp();
   const Kernel& kernel = *launch.kernel;
-  if (kernel.kind == kCollective) {
-    for (int c = 0; c < kernel.collective.channels; ++c) launch.order.push_back(c);
+  if (kernel.kind == kCollective || kernel.kind == kStream) {
+    for (std::int64_t w = 0; w < kernel.workgroups(); ++w) launch.order.push_back(w);
   } else {
     const GemmKernel& g = kernel.gemm;
     launch.order =

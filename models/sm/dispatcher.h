@@ -1,6 +1,7 @@
 // The dispatcher (command processor) of one GPU: a register block holding a kernel descriptor
-// (dispatcher_registers.h): a GEMM (one workgroup per output tile) or a ring collective (one
-// workgroup per channel, channel order), and dispatcher::kQueues hardware queues. A doorbell of
+// (dispatcher_registers.h): a GEMM (one workgroup per output tile), a ring collective (one
+// workgroup per channel, channel order) or a memory-streaming kernel (STREAM_WORKGROUPS
+// workgroups, in order), and dispatcher::kQueues hardware queues. A doorbell of
 // queue q validates the descriptor; a valid launch, after sm.launch_latency_ns, hands its
 // workgroups in wg_order(...) to free SM slots (sm.count SMs x sm.occupancy), sm.dispatch_ns
 // apart, wave after wave as slots free up. Launches on different queues run at once and share the
@@ -95,6 +96,10 @@ class Dispatcher : public RegisterBlock {
     std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
     std::uint64_t gate = 0;
     std::uint64_t peer_stride = 0, peer_flag_stride = 0;
+    // Streaming kernel (KERNEL = kStream).
+    std::uint64_t src = 0, read_bytes = 0, dst = 0, write_bytes = 0, stream_flops = 0;
+    std::uint32_t stream_workgroups = 0, stream_ops = dispatcher::kDefaultStreamOps;
+    std::uint32_t stream_out_flags = 0;
   };
 
   void add_queue_registers(int queue);
@@ -108,6 +113,7 @@ class Dispatcher : public RegisterBlock {
   // if a flag area lies in HBM.
   bool ring_areas_mapped(bool* hbm_flags) const;
   bool direct_areas_mapped(bool* hbm_flags) const;
+  dispatcher::LaunchError validate_stream(Kernel& kernel) const;
   bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;
   // [address, address + bytes) inside one GPU's HBM window, or (allow_mmio) its MMIO window.
   bool mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool allow_mmio,

@@ -87,6 +87,9 @@ void Sm::slot_thread(int slot_index) {
       case dispatcher::kCollective:
         run_collective(slot, item.kernel->collective, static_cast<int>(item.tile), result);
         break;
+      case dispatcher::kStream:
+        run_stream(slot, item.kernel->stream, item.tile, result);
+        break;
       default:
         SC_REPORT_ERROR(name(), ("kernel kind " + std::to_string(item.kernel->kind) +
                                  " has no implementation in the SM")
@@ -202,6 +205,71 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   extension.cache_hint = out.cache_hint;
   // Posted: the workgroup's end (the fence in slot_thread) waits for the acknowledgements.
   issue(slot, address, bytes, extension, nullptr, functional ? slot.out.data() : nullptr, nullptr);
+  return !result.fault;
+}
+
+bool Sm::run_stream(Slot& slot, const StreamKernel& stream, std::int64_t wg, WgDone& result) {
+  const bool functional = mode_ == SimMode::Functional;
+  const std::uint64_t eb = element_bytes(stream.element);
+  const auto [in_begin, in_end] = StreamKernel::share(stream.read_bytes, eb, stream.workgroups, wg);
+  const auto [out_begin, out_end] =
+      StreamKernel::share(stream.write_bytes, eb, stream.workgroups, wg);
+  const std::uint64_t in_bytes = in_end - in_begin;
+  const std::uint64_t out_bytes = out_end - out_begin;
+  // Steps of the slot's fair part of the SM's request capacity, so that one step's reads and the
+  // next step's can both be in flight; the output share is cut into as many steps.
+  const std::uint64_t step_bytes = std::max<std::uint64_t>(
+      static_cast<std::uint64_t>(config_.request_bytes),
+      static_cast<std::uint64_t>(config_.max_inflight_bytes / config_.occupancy / 2));
+  const auto steps = static_cast<std::int64_t>(
+      std::max<std::uint64_t>(1, (std::max(in_bytes, out_bytes) + step_bytes - 1) / step_bytes));
+  // Part s of `bytes`, whole elements.
+  const auto part = [&](std::uint64_t bytes, std::int64_t s) {
+    return StreamKernel::share(bytes, eb, steps, s);
+  };
+  const T3Extension read = gemm_read(stream.element);
+  const auto load = [&](std::int64_t s) {
+    const auto [begin, end] = part(in_bytes, s);
+    if (end == begin) return;
+    if (functional) slot.a.resize(end - begin);
+    issue(slot, stream.src + in_begin + begin, end - begin, read,
+          functional ? slot.a.data() : nullptr, nullptr, &slot.loads);
+  };
+  T3Extension write = read;
+  write.op = Op::Write;
+  write.cache_hint = stream.out_hint;
+  const double flops_per_byte =
+      stream.read_bytes > 0 ? static_cast<double>(stream.flops) / stream.read_bytes : 0.0;
+
+  // Double buffering as in a GEMM: step s + 1 is read while step s computes.
+  load(0);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    if (!await(slot, slot.loads)) return false;
+    const auto [in_first, in_last] = part(in_bytes, s);
+    const std::uint64_t read_now = in_last - in_first;
+    if (functional) {
+      // The data are a stand-in: the output repeats what was read (the model times these
+      // kernels; it does not compute layer norms).
+      const auto [first, last] = part(out_bytes, s);
+      slot.out.assign(last - first, 0);
+      for (std::size_t i = 0; i < slot.out.size() && read_now > 0; ++i) {
+        slot.out[i] = slot.a[i % read_now];
+      }
+    }
+    const double compute_s =
+        reduce_seconds(static_cast<std::int64_t>(read_now / eb * stream.ops_per_element)) +
+        flops_per_byte * static_cast<double>(read_now) / flops_per_second_;
+    const sc_core::sc_time end = reserve_pipe(sc_core::sc_time(compute_s, sc_core::SC_SEC));
+    if (s + 1 < steps) load(s + 1);
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (end > now) wait(end - now);
+    const auto [first, last] = part(out_bytes, s);
+    // Posted: the workgroup's end (the fence in slot_thread) waits for the acknowledgements.
+    if (last > first) {
+      issue(slot, stream.dst + out_begin + first, last - first, write, nullptr,
+            functional ? slot.out.data() : nullptr, nullptr);
+    }
+  }
   return !result.fault;
 }
 
@@ -804,9 +872,10 @@ std::vector<std::string> Sm::describe_pending() const {
   for (const auto& owned : slots_) {
     const Slot& slot = *owned;
     if (slot.kind < 0) continue;
-    const bool collective = slot.kind == dispatcher::kCollective;
-    std::string what = std::string(name()) + (collective ? " channel " : " GEMM tile ") +
-                       std::to_string(slot.tile);
+    const char* unit = slot.kind == dispatcher::kCollective ? " channel "
+                       : slot.kind == dispatcher::kStream   ? " stream workgroup "
+                                                            : " GEMM tile ";
+    std::string what = std::string(name()) + unit + std::to_string(slot.tile);
     if (slot.seen != nullptr) {
       what += " waits for the flag at " + hex(slot.flag) + " to reach count " +
               count(slot.expected) + " of sequence " + sequence(slot.expected) + " (reads count " +

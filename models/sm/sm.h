@@ -4,8 +4,9 @@
 // bounded by the SM's request capacity (sm.max_inflight_bytes) and paced by its port
 // (sm.issue_bytes_per_clock); request threads (MSHR-like lanes) carry them. Work arrives from the
 // dispatcher through an sc_fifo; each finished workgroup is reported back through another. A
-// workgroup is a GEMM output tile or one channel of a ring collective (reduce-scatter / all-gather
-// with flag polling, as RCCL runs them on CUs; the protocol is in protocol/ring.h).
+// workgroup is a GEMM output tile, a share of a memory-streaming kernel or one channel of a ring
+// collective (reduce-scatter / all-gather with flag polling, as RCCL runs them on CUs; the protocol
+// is in protocol/ring.h).
 #pragma once
 
 #include <cstdint>
@@ -116,6 +117,9 @@ class Sm : public sc_core::sc_module {
   bool fence(Slot& slot);
   // Returns false after a fault (recorded in `result`).
   bool run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone& result);
+  // One workgroup of a memory-streaming kernel: its share of the input read and of the output
+  // written step by step, each step's vector operations (and matrix FLOPs) on the math pipe.
+  bool run_stream(Slot& slot, const StreamKernel& stream, std::int64_t wg, WgDone& result);
   // One channel of a ring collective; false after a fault (recorded in `result`). Its steps:
   struct RingChannel;  // the channel's ranges, extensions and flags (sm.cpp)
   struct RingMove;     // what one ring step reads, reduces and stores

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <utility>
 #include <vector>
 
 #include "protocol/dispatcher_registers.h"
@@ -72,14 +73,39 @@ struct CollectiveKernel {
   std::uint64_t next_receive() const { return receive_area(next_buffer, bytes); }
 };
 
+// A memory-streaming kernel (element-wise or normalisation): `workgroups` workgroups, workgroup w
+// reading share w of [src, src + read_bytes) and writing share w of [dst, dst + write_bytes)
+// (shares element-aligned and as equal as they can be), step by step.
+struct StreamKernel {
+  std::uint64_t src = 0, read_bytes = 0;
+  std::uint64_t dst = 0, write_bytes = 0;
+  std::int64_t workgroups = 0;
+  std::uint32_t ops_per_element = 1;  // vector-ALU operations per element read
+  std::uint64_t flops = 0;            // matrix FLOPs of the whole kernel (fused attention)
+  ElementType element = ElementType::Fp16;
+  CacheHint out_hint = CacheHint::Cached;
+
+  // [begin, end) of workgroup w's share of `bytes`, in whole elements of `element_bytes`.
+  static std::pair<std::uint64_t, std::uint64_t> share(std::uint64_t bytes,
+                                                       std::uint64_t element_bytes,
+                                                       std::int64_t workgroups, std::int64_t w) {
+    const std::uint64_t elements = bytes / element_bytes;
+    const auto n = static_cast<std::uint64_t>(workgroups);
+    const auto i = static_cast<std::uint64_t>(w);
+    return {elements * i / n * element_bytes, elements * (i + 1) / n * element_bytes};
+  }
+};
+
 // One validated launch, immutable while its workgroups run.
 struct Kernel {
   dispatcher::KernelKind kind = dispatcher::kNone;
   std::uint64_t launch = 0;     // sequence number of the launch at its dispatcher
   GemmKernel gemm;              // kind == kGemm
   CollectiveKernel collective;  // kind == kCollective
+  StreamKernel stream;          // kind == kStream
 
   std::int64_t workgroups() const {
+    if (kind == dispatcher::kStream) return stream.workgroups;
     return kind == dispatcher::kCollective ? collective.channels : gemm.tiles();
   }
 };

@@ -51,6 +51,32 @@ for row in rows:
     cells = [c.strip() for c in row.split("|")]
     assert cells[2] == cells[3], row
 PY
+# --e2e: the end-to-end table takes max and geomean of t3-mca per phase from the whole-model
+# documents, beside the published end-to-end figures.
+"$PYTHON" - <<'PY'
+import json
+def document(model, phase, mca):
+    return {"model": model, "tp": 8, "phase": phase, "layers": 2, "kernels": [],
+            "scenarios": [{"scenario": "sequential", "speedup_vs_sequential": 1.0},
+                          {"scenario": "t3-mca", "speedup_vs_sequential": mca}]}
+json.dump([document("a", "training", 1.10), document("b", "training", 1.05),
+           document("a", "inference", 1.20)], open("e2e.json", "w"))
+PY
+"$PYTHON" "$SCRIPT" one.json --out e2e.md --e2e e2e.json --e2e-command "t3sim sweep --suite e2e" \
+  > e2e.log
+"$PYTHON" - <<'PY'
+import math
+text = open("e2e.md").read()
+assert "## End to end" in text and "`t3sim sweep --suite e2e`" in text, "no e2e section"
+row = next(line for line in text.splitlines() if line.startswith("| training |"))
+cells = [c.strip() for c in row.split("|")]
+assert cells[2] == "up to 12%", row
+assert cells[3] == "1.100 (10.0%)", row
+assert cells[4].startswith(f"{math.sqrt(1.10 * 1.05):.3f}"), row
+row = next(line for line in text.splitlines() if line.startswith("| inference |"))
+assert "up to 15%" in row and "1.200 (20.0%)" in row, row
+assert "| a | 8 | inference | 2 | 1.200 |" in text, "per-model row"
+PY
 if "$PYTHON" "$SCRIPT" "$RESULTS" --out twice.md > twice.log 2>&1; then
   fail "two runs of one workload were accepted"
 fi

@@ -956,6 +956,98 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
     CHECK(regs.at(reg::queue_register(q, reg::kQueuePriority)).writable);
     CHECK(regs.at(reg::queue_register(q, reg::kQueueFaultHigh)).name == prefix + "FAULT_HI");
   }
-  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 27 /* COLL_* */ +
+  // The streaming kernel's descriptor.
+  const std::vector<std::pair<std::uint64_t, const char*>> stream = {
+      {reg::kStreamSrcLow, "STREAM_SRC_LO"},
+      {reg::kStreamSrcHigh, "STREAM_SRC_HI"},
+      {reg::kStreamReadBytesLow, "STREAM_READ_BYTES_LO"},
+      {reg::kStreamReadBytesHigh, "STREAM_READ_BYTES_HI"},
+      {reg::kStreamDstLow, "STREAM_DST_LO"},
+      {reg::kStreamDstHigh, "STREAM_DST_HI"},
+      {reg::kStreamWriteBytesLow, "STREAM_WRITE_BYTES_LO"},
+      {reg::kStreamWriteBytesHigh, "STREAM_WRITE_BYTES_HI"},
+      {reg::kStreamWorkgroups, "STREAM_WORKGROUPS"},
+      {reg::kStreamOps, "STREAM_OPS"},
+      {reg::kStreamFlopsLow, "STREAM_FLOPS_LO"},
+      {reg::kStreamFlopsHigh, "STREAM_FLOPS_HI"},
+      {reg::kStreamOutFlags, "STREAM_OUT_FLAGS"}};
+  for (const auto& [offset, name] : stream) {
+    INFO(name);
+    REQUIRE(regs.count(offset) == 1);
+    CHECK(regs.at(offset).name == name);
+    CHECK(regs.at(offset).writable);
+  }
+  CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + 27 /* COLL_* */ + stream.size() +
                            reg::kMailboxWords + 9 * reg::kQueues);
+}
+
+namespace {
+
+// A streaming kernel's descriptor (dispatcher_registers.h), doorbell, then WaitKernel.
+void append_stream(Program& p, std::uint64_t base, std::uint64_t src, std::uint64_t read,
+                   std::uint64_t dst, std::uint64_t written, std::uint32_t workgroups,
+                   std::uint32_t element, const std::string& n) {
+  const auto write64 = [&](std::uint64_t offset, std::uint64_t value, const std::string& what) {
+    write(p, base + offset, static_cast<std::uint32_t>(value), n + ": " + what + " low");
+    write(p, base + offset + 4, static_cast<std::uint32_t>(value >> 32), n + ": " + what + " high");
+  };
+  write(p, base + reg::kKernel, reg::kStream, n + ": kernel");
+  write(p, base + reg::kElement, element, n + ": element");
+  write64(reg::kStreamSrcLow, src, "src");
+  write64(reg::kStreamReadBytesLow, read, "read bytes");
+  write64(reg::kStreamDstLow, dst, "dst");
+  write64(reg::kStreamWriteBytesLow, written, "write bytes");
+  write(p, base + reg::kStreamWorkgroups, workgroups, n + ": workgroups");
+  write(p, base + reg::kStreamOutFlags, reg::kUncached, n + ": uncached output");
+  write(p, base + reg::kDoorbell, 1, n + ": doorbell");
+  p.commands.push_back({HostCommand::Kind::WaitKernel, base, 0, n});
+}
+
+}  // namespace
+
+TEST_CASE("SM streaming kernel: each workgroup moves its share, in functional mode a copy",
+          "[sm][stream]") {
+  const Setup setup = small_setup(SimMode::Functional);
+  Bench bench("gpu0", setup);
+  // 100003 fp16 elements over 11 workgroups: uneven shares, several steps each.
+  const std::uint64_t bytes = 2 * 100003;
+  std::vector<unsigned char> input(bytes);
+  for (std::size_t i = 0; i < bytes; ++i) input[i] = static_cast<unsigned char>(i * 7 + i / 251);
+  bench.at_start = [&](Bench& b) { b.debug_access(true, b.hbm(0), input.data(), bytes); };
+  Program program;
+  append_stream(program, bench.dispatcher_base(), bench.hbm(0), bytes, bench.hbm(1 << 20), bytes,
+                11, 1, "copy");
+  bench.host.load(program);
+  sc_core::sc_start();
+  REQUIRE(bench.host.error() == "");
+  CHECK(bench.dispatcher.dispatched().size() == 11);
+  CHECK(bench.total().bytes_read == bytes);
+  CHECK(bench.total().bytes_written == bytes);
+  std::vector<unsigned char> output(bytes);
+  bench.debug_access(false, bench.hbm(1 << 20), output.data(), bytes);
+  CHECK(output == input);
+}
+
+TEST_CASE("SM streaming kernel: a bad descriptor is rejected and nothing runs", "[sm][stream]") {
+  const Setup setup = small_setup(SimMode::Timing);
+  Bench empty("empty", setup, 0);
+  Bench odd("odd", setup, 1);
+  Bench unmapped("unmapped", setup, 2);
+  const auto load = [](Bench& b, std::uint64_t read, std::uint64_t dst, std::uint32_t workgroups,
+                       const std::string& n) {
+    Program program;
+    append_stream(program, b.dispatcher_base(), b.hbm(0), read, dst, 4096, workgroups, 1, n);
+    b.host.load(program);
+  };
+  load(empty, 4096, empty.hbm(1 << 20), 0, "empty");  // no workgroups
+  load(odd, 4095, odd.hbm(1 << 20), 4, "odd");        // not whole fp16 elements
+  load(unmapped, 4096, unmapped.map.hbm_base(0) + (1ull << 40), 4, "unmapped");
+  sc_core::sc_start();
+  CHECK(empty.dispatcher.error() == reg::kZeroSize);
+  CHECK(odd.dispatcher.error() == reg::kBadKernel);
+  CHECK(unmapped.dispatcher.error() == reg::kUnmappedBuffer);
+  for (Bench* bench : {&empty, &odd, &unmapped}) {
+    CHECK(bench->dispatcher.dispatched().empty());
+    CHECK(bench->total().bytes_read == 0);
+  }
 }

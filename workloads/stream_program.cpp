@@ -1,0 +1,73 @@
+// Streaming kernel launch programs (see stream_program.h).
+#include "workloads/stream_program.h"
+
+#include "protocol/dispatcher_registers.h"
+#include "protocol/mmio_map.h"
+#include "workloads/gemm_plan.h"
+#include "workloads/plan_util.h"
+
+namespace t3 {
+
+void append_stream(Program& program, const StreamLaunch& launch) {
+  namespace d = dispatcher;
+  const std::string& label = launch.label;
+  const char* element = element_name(launch.element);
+  if (element == nullptr) {
+    bad_plan(label + ": unknown element code " + std::to_string(launch.element) +
+             " (0 fp32, 1 fp16, 2 bf16)");
+  }
+  const std::uint64_t eb = bytes_of(launch.element, 1);
+  if (launch.read_bytes == 0 && launch.write_bytes == 0) {
+    bad_plan(label + ": a streaming kernel must read or write some bytes");
+  }
+  if (launch.read_bytes % eb != 0 || launch.write_bytes % eb != 0) {
+    bad_plan(label + ": " + std::to_string(launch.read_bytes) + " bytes read and " +
+             std::to_string(launch.write_bytes) + " written must be whole " + element +
+             " elements");
+  }
+  if (launch.workgroups < 1 || launch.workgroups > d::kMaxStreamWorkgroups) {
+    bad_plan(label + ": workgroups = " + std::to_string(launch.workgroups) + " must be in [1, " +
+             std::to_string(d::kMaxStreamWorkgroups) + "]");
+  }
+  auto write = [&](std::uint64_t offset, std::uint32_t value, const std::string& what) {
+    program.commands.push_back(HostCommand{HostCommand::Kind::WriteRegister,
+                                           launch.dispatcher + offset, value, label + ": " + what});
+  };
+  auto write64 = [&](std::uint64_t offset, std::uint64_t value, const std::string& what) {
+    write(offset, static_cast<std::uint32_t>(value & 0xffffffffu), what + " bits 31:0");
+    write(offset + 4, static_cast<std::uint32_t>(value >> 32), what + " bits 63:32");
+  };
+  write(d::kKernel, d::kStream, "kernel = stream");
+  write(d::kElement, launch.element, std::string("element = ") + element);
+  write64(d::kStreamSrcLow, launch.src, "input base");
+  write64(d::kStreamReadBytesLow, launch.read_bytes,
+          "input bytes = " + std::to_string(launch.read_bytes));
+  write64(d::kStreamDstLow, launch.dst, "output base");
+  write64(d::kStreamWriteBytesLow, launch.write_bytes,
+          "output bytes = " + std::to_string(launch.write_bytes));
+  write(d::kStreamWorkgroups, static_cast<std::uint32_t>(launch.workgroups),
+        "workgroups = " + std::to_string(launch.workgroups));
+  write(d::kStreamOps, launch.ops_per_element,
+        "ops per element = " + std::to_string(launch.ops_per_element));
+  write64(d::kStreamFlopsLow, launch.flops, "matrix FLOPs = " + std::to_string(launch.flops));
+  write(d::kStreamOutFlags, launch.uncached_output ? d::kUncached : 0u,
+        launch.uncached_output ? "output uncached" : "output cached");
+  write(d::doorbell_register(0), 1, "doorbell (launch)");
+  program.commands.push_back(wait_kernel(launch.dispatcher, 0, label));
+}
+
+StreamLaunch plan_stream(const SystemConfig& config, int gpu, std::uint64_t read_bytes,
+                         std::uint64_t write_bytes, std::uint64_t flops, const std::string& label) {
+  StreamLaunch launch;
+  launch.dispatcher = mmio_block(config, gpu, mmio_map::kDispatcher);
+  launch.src = align_up(hbm_base(config, gpu), kBufferAlignment);
+  launch.read_bytes = read_bytes;
+  launch.dst = align_up(launch.src + read_bytes, kBufferAlignment);
+  launch.write_bytes = write_bytes;
+  launch.workgroups = config.sm.count * config.sm.occupancy;
+  launch.flops = flops;
+  launch.label = label;
+  return launch;
+}
+
+}  // namespace t3
