@@ -194,6 +194,20 @@ GemmLaunch row_band(const GemmLaunch& whole, const GemmShape& band, std::int64_t
   return launch;
 }
 
+// The software-overlap scenarios cut the GEMM into n x workload.split bands of whole tile rows;
+// anything else is refused naming the scenario and the key.
+void require_whole_bands(const SystemConfig& config, const GemmShape& shape, const char* scenario,
+                         const char* what) {
+  const std::int64_t bands = config.gpus * config.workload.split;
+  if (shape.m % (bands * config.gemm.tile_m) != 0) {
+    throw std::invalid_argument(
+        std::string("scenario ") + scenario +
+        ": workload.split = " + std::to_string(config.workload.split) +
+        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(bands) + " " +
+        what + " of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
+  }
+}
+
 // Software overlap (see scenario.h): n x workload.split bands, each a GEMM launch on queue 0 and,
 // once it is done, its ring reduce-scatter on queue 1 while the next band computes; then the ring
 // all-gather of each band. Each band has its own buffer with its ring FIFO after it (the FIFO
@@ -202,12 +216,7 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t slices = n * config.workload.split;
-  if (shape.m % (slices * config.gemm.tile_m) != 0) {
-    throw std::invalid_argument(
-        "scenario slicing: workload.split = " + std::to_string(config.workload.split) +
-        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(slices) +
-        " slices of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
-  }
+  require_whole_bands(config, shape, "slicing", "slices");
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
   const GemmShape band_shape{shape.m / slices, shape.n, shape.k};
   const std::uint64_t band_bytes = plan.output_bytes / static_cast<std::uint64_t>(slices);
@@ -438,12 +447,7 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t parts = config.workload.split;
-  if (shape.m % (n * parts * config.gemm.tile_m) != 0) {
-    throw std::invalid_argument(
-        "scenario commfuse: workload.split = " + std::to_string(parts) +
-        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(n * parts) +
-        " launches of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
-  }
+  require_whole_bands(config, shape, "commfuse", "launches");
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
   const RingOnOutput gather = ring_on_output(config, plan, out_element, T3Ring{n});
   if (config.workload.commfuse_engine == CommFuseEngine::Copy) {
@@ -526,12 +530,7 @@ void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCod
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t parts = config.workload.split;
-  if (shape.m % (n * parts * config.gemm.tile_m) != 0) {
-    throw std::invalid_argument(
-        "scenario commfuse-ag: workload.split = " + std::to_string(parts) +
-        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(n * parts) +
-        " launches of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
-  }
+  require_whole_bands(config, shape, "commfuse-ag", "launches");
   plan.phases = {{"ag_gemm", PhaseKind::AllGatherGemm}};
   const RingOnOutput ring = ring_on(config, plan, plan.gemm.gpus.front().buffers.a_bytes,
                                     &GemmBuffers::a, element, T3Ring{n}, true);
