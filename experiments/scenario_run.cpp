@@ -225,6 +225,15 @@ nlohmann::json ScenarioRun::queue_statistics() const {
         elapsed_ns > 0 ? integral / elapsed_ns / group_->gpus() : 0.0;
     queue["max_" + name + "_per_channel"] = peak;
   }
+  // Bank model: the share of bank accesses that found their row open, over every GPU.
+  std::uint64_t hits = 0, opened = 0;
+  for (int g = 0; g < group_->gpus(); ++g) {
+    const nlohmann::json memory = group_->gpu(g).memory.report();
+    if (!memory.contains("row_hits")) continue;
+    hits += memory["row_hits"].get<std::uint64_t>();
+    opened += memory["row_hits"].get<std::uint64_t>() + memory["row_misses"].get<std::uint64_t>();
+  }
+  if (opened > 0) queue["row_hit_rate"] = static_cast<double>(hits) / static_cast<double>(opened);
   return queue;
 }
 
