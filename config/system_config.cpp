@@ -100,8 +100,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            0, 1 << 20});
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
           {"ns",
-           "MCA: after the gate has held communication back this long without a break, the "
-           "oldest communication request is served regardless",
+           "MCA: the most a communication request waits beyond arrival order (counted once no "
+           "older compute request is queued); then it is served regardless",
            0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
           {"ns",

@@ -98,7 +98,8 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
 std::optional<std::size_t> McaPolicy::track_deferral(const std::deque<QueuedRequest>& queue,
                                                      const std::optional<Age>& oldest_compute,
                                                      sc_core::sc_time now) {
-  std::vector<std::pair<std::uint64_t, sc_core::sc_time>> still;  // (sequence, deferred since)
+  std::vector<std::pair<std::uint64_t, sc_core::sc_time>>& still = deferred_scratch_;
+  still.clear();
   std::optional<std::size_t> starved;
   std::optional<sc_core::sc_time> starved_since;
   for (std::size_t i = 0; i < queue.size(); ++i) {
@@ -115,7 +116,7 @@ std::optional<std::size_t> McaPolicy::track_deferral(const std::deque<QueuedRequ
       starved_since = since;
     }
   }
-  deferred_ = std::move(still);
+  deferred_.swap(still);
   return starved;
 }
 

@@ -152,6 +152,7 @@ class McaPolicy : public ArbitrationPolicy {
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
   // Communication requests deferred (rule 1) as of the last pick: (sequence, since).
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_;
+  std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_scratch_;  // reused per pick
   double first_window_sum_ = 0;  // q summed over the first window's picks
   McaStats stats_;
 };
