@@ -160,14 +160,17 @@ double dram_ratio(const nlohmann::json& result, const nlohmann::json& sequential
 }
 
 // Rows of speedups and DRAM ratios over `rows` (indices into results), then geomean and max.
+// One row per point of `rows`; `with_model` adds a first column naming each row's model (the
+// table of all models).
 void write_table(std::ostream& out, const Suite& suite,
                  const std::vector<std::vector<nlohmann::json>>& results,
-                 const std::vector<std::size_t>& rows) {
+                 const std::vector<std::size_t>& rows, bool with_model = false) {
   std::vector<Scenario> shown(suite.scenarios.begin() + 1, suite.scenarios.end());
-  out << "| TP | sublayer | tokens | sets |";
+  const std::string extra = with_model ? " |" : "";  // the empty cell the model column adds
+  out << (with_model ? "| model " : "") << "| TP | sublayer | tokens | sets |";
   for (Scenario s : shown) out << " " << to_string(s) << " speedup |";
   for (Scenario s : shown) out << " " << to_string(s) << " DRAM |";
-  out << "\n|---|---|---|---|";
+  out << "\n" << (with_model ? "|---" : "") << "|---|---|---|---|";
   for (std::size_t i = 0; i < 2 * shown.size(); ++i) out << "---|";
   out << "\n";
   std::vector<std::vector<double>> speedups(shown.size()), ratios(shown.size());
@@ -175,6 +178,7 @@ void write_table(std::ostream& out, const Suite& suite,
     const SweepPoint& point = suite.points[row];
     std::string sets;
     for (const auto& set : point.sets) sets += (sets.empty() ? "" : " ") + set;
+    if (with_model) out << "| " << point.model << " ";
     out << "| " << point.tp << " | " << point.sublayer << " | "
         << results[row].front()["tokens"].get<std::int64_t>() << " | "
         << (sets.empty() ? "-" : sets) << " |";
@@ -188,11 +192,11 @@ void write_table(std::ostream& out, const Suite& suite,
     }
     out << "\n";
   }
-  out << "| **geomean** | | | |";
+  out << "| **geomean** | | | |" << extra;
   for (const auto& values : speedups) out << " **" << fixed(geomean(values), 3) << "** |";
   for (const auto& values : ratios)
     out << " **" << fixed(100 * (1 - geomean(values)), 1) << "%** |";
-  out << "\n| **max** | | | |";
+  out << "\n| **max** | | | |" << extra;
   for (const auto& values : speedups) {
     out << " **" << fixed(*std::max_element(values.begin(), values.end()), 3) << "** |";
   }
@@ -251,7 +255,7 @@ void write_summary(const std::string& path, const Suite& suite, const std::strin
   }
   if (models.size() > 1) {
     out << "## All models\n\n";
-    write_table(out, suite, results, all);
+    write_table(out, suite, results, all, true);
   }
 }
 
