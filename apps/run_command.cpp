@@ -71,6 +71,12 @@ void print_header(const char* command, const ScenarioJob& job, const nlohmann::j
               job.model.c_str(), to_string(job.sublayer), static_cast<long long>(job.config.gpus),
               static_cast<long long>(job.config.workload.tokens), job.config.name.c_str(),
               job.config.sim.mode == SimMode::Functional ? "functional" : "timing");
+  if (result.value("symmetry", "none") == "rotational") {
+    std::printf(
+        "  rotational symmetry: GPU 0 simulated, standing for all %lld (--set "
+        "sim.symmetry=none simulates every GPU)\n",
+        static_cast<long long>(job.config.gpus));
+  }
   const bool gathers = gathers_input(job.sublayer);
   std::printf("  per-GPU GEMM   M=%lld N=%lld K=%lld, fp16; %s %.1f MB per GPU %s\n",
               shape["m"].get<long long>(), shape["n"].get<long long>(), shape["k"].get<long long>(),

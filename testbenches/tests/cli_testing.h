@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
+
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +36,23 @@ inline nlohmann::json run_json(const std::string& command, const std::string& ar
   std::ifstream file(json);
   REQUIRE(file);
   return nlohmann::json::parse(file);
+}
+
+struct Output {
+  int exit_code = -1;  // -1: did not exit normally
+  std::string text;    // stdout and stderr together
+};
+
+// Runs `t3sim ARGS` (output to <binary dir>/NAME) and returns its exit code and output.
+inline Output run_output(const std::string& args, const std::string& name) {
+  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/" + name;
+  const std::string line =
+      std::string("\"") + T3SIM_BINARY + "\" " + args + " > \"" + log + "\" 2>&1";
+  INFO(line);
+  const int status = std::system(line.c_str());
+  std::ifstream file(log);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+          std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>())};
 }
 
 }  // namespace t3::cli_testing

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -118,35 +119,26 @@ TEST_CASE("cli collective --impl ring-dma-nmc all-reduce TP 4: the same figures,
 
 TEST_CASE("cli collective --impl ring-dma-nmc rejects --channels (exit 2) naming --slices",
           "[cli][collective]") {
-  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/collective_dma_nmc_usage.log";
-  const std::string command = std::string("\"") + T3SIM_BINARY +
-                              "\" collective --op all-reduce --impl ring-dma-nmc --tp 4 "
-                              "--bytes 4194304 --channels 8 > \"" +
-                              log + "\" 2>&1";
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 2);
-  std::ifstream file(log);
-  const std::string output((std::istreambuf_iterator<char>(file)),
-                           std::istreambuf_iterator<char>());
-  CHECK_THAT(output, Catch::Contains("--channels applies to --impl ring-sm and direct-sm only"));
+  const auto output = t3::cli_testing::run_output(
+      "collective --op all-reduce --impl ring-dma-nmc --tp 4 --bytes 4194304 --channels 8",
+      "collective_dma_nmc_usage.log");
+  CHECK(output.exit_code == 2);
+  CHECK_THAT(output.text,
+             Catch::Contains("--channels applies to --impl ring-sm and direct-sm only"));
 }
 
 TEST_CASE("cli collective --omit-rank stalls: exit 2 with a one-line diagnosis naming the flags",
           "[cli][collective][stall]") {
   // Rank 3 never launches, so the others' channels poll flags nobody sets until the watchdog
   // (sim.stall_timeout_ns, 20 us here) stops the run.
-  const std::string log = std::string(T3SIM_TEST_BINARY_DIR) + "/collective_omit_rank.log";
-  const std::string command = std::string("\"") + T3SIM_BINARY +
-                              "\" collective --op all-reduce --tp 4 --bytes 65536 --omit-rank 3 "
-                              "--set sim.stall_timeout_ns=20000 > \"" +
-                              log + "\" 2>&1";
-  const int status = std::system(command.c_str());
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 2);
-  std::ifstream file(log);
+  const auto output = t3::cli_testing::run_output(
+      "collective --op all-reduce --tp 4 --bytes 65536 --omit-rank 3 "
+      "--set sim.stall_timeout_ns=20000",
+      "collective_omit_rank.log");
+  CHECK(output.exit_code == 2);
+  std::istringstream text(output.text);
   std::vector<std::string> lines;
-  for (std::string line; std::getline(file, line);) lines.push_back(line);
+  for (std::string line; std::getline(text, line);) lines.push_back(line);
   REQUIRE(lines.size() == 1);
   INFO(lines[0]);
   CHECK_THAT(lines[0], Catch::StartsWith("t3sim: stall: nothing completed from "));

@@ -120,6 +120,22 @@ TEST_CASE("t3sim compare on a small sublayer keeps its arithmetic and is determi
 
 // l2.block_lines is a simulation granularity: its default must keep a whole sublayer within 2%
 // of line-by-line tagging (DESIGN.md: the coarsest granularity within 2% of the fine one).
+TEST_CASE("t3sim with no command compares T-NLG FC-2 at TP 8 with one GPU standing for all",
+          "[cli][default]") {
+  const auto job = t3::cli_testing::run_output("", "default_job.log");
+  const auto spelled = t3::cli_testing::run_output(
+      "compare --model t-nlg --sublayer fc2 --tp 8 --set sim.symmetry=rotational",
+      "default_job_spelled.log");
+  REQUIRE(job.exit_code == 0);
+  REQUIRE(spelled.exit_code == 0);
+  CHECK(job.text == spelled.text);
+  CHECK_THAT(job.text, Catch::Contains("t-nlg fc2, TP 8, 8192 tokens, system t3-paper"));
+  CHECK_THAT(job.text, Catch::Contains("rotational symmetry: GPU 0 simulated, standing for all 8"));
+  for (const char* row : {"\nsequential ", "\nt3 ", "\nt3-mca ", "\nideal ", "\nideal-rs-nmc "}) {
+    CHECK_THAT(job.text, Catch::Contains(row));
+  }
+}
+
 TEST_CASE("the L2's default tag block keeps a sublayer within 2% of line-by-line tagging",
           "[cli][scenario]") {
   const std::string args =
