@@ -108,6 +108,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "MCA: length of the first-stage window the threshold is derived from, from the "
            "first compute request a queue sees",
            1, 1e9});
+  v.visit("hbm.mca.row_hits_first", h.mca.row_hits_first,
+          {"",
+           "MCA on the bank model: while communication is held back its row hits still go "
+           "after compute's row hits and before compute's misses (FR-FCFS first-ready above "
+           "MCA's ranking); false holds every communication request back",
+           0, 0});
 
   auto& b = h.bank;
   v.visit("hbm.bank.pseudo_channels", b.pseudo_channels,

@@ -57,6 +57,7 @@ struct McaConfig {
   std::int64_t threshold = 0;     // comm held back at this compute occupancy; 0 = derive
   double starvation_ns = 2000.0;  // longest a communication request waits
   double window_ns = 5000.0;      // first-stage window the threshold is derived from
+  bool row_hits_first = true;     // bank model: held-back row hits go before compute misses
 };
 
 // DRAM command timing of the bank model, in ns. Defaults: Ramulator2's HBM2 2000 Mbps table (tCK =

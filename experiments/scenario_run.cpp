@@ -256,7 +256,8 @@ nlohmann::json ScenarioRun::tracker_statistics() const {
 }
 
 nlohmann::json ScenarioRun::dma_statistics() const {
-  std::uint64_t transfers = 0, read = 0, written = 0, updated = 0, errors = 0;
+  std::uint64_t transfers = 0, read = 0, written = 0, updated = 0, errors = 0, pieces = 0;
+  sc_core::sc_time buffer_wait, read_latency, write_latency;
   for (int g = 0; g < group_->gpus(); ++g) {
     const DmaStats& stats = group_->gpu(g).dma.stats();
     transfers += stats.transfers;
@@ -264,13 +265,24 @@ nlohmann::json ScenarioRun::dma_statistics() const {
     written += stats.bytes_written;
     updated += stats.bytes_updated;
     errors += stats.errors;
+    pieces += stats.pieces;
+    buffer_wait += stats.buffer_wait;
+    read_latency += stats.read_latency;
+    write_latency += stats.write_latency;
   }
   const auto n = static_cast<std::uint64_t>(group_->replicas());
+  const auto ns = [](sc_core::sc_time t, double over) {
+    return over > 0 ? t.to_seconds() * 1e9 / over : 0.0;
+  };
+  // Latencies are means over pieces, buffer waits a mean per GPU: the same for a symmetric run.
   return {{"transfers", transfers * n},
           {"bytes_read", read * n},
           {"bytes_written", written * n},
           {"bytes_updated", updated * n},
-          {"errors", errors * n}};
+          {"errors", errors * n},
+          {"mean_piece_read_ns", ns(read_latency, static_cast<double>(pieces))},
+          {"mean_piece_write_ns", ns(write_latency, static_cast<double>(pieces))},
+          {"buffer_wait_ns_per_gpu", ns(buffer_wait, group_->gpus())}};
 }
 
 nlohmann::json ScenarioRun::transactions() const {

@@ -268,8 +268,10 @@ void DmaEngine::move(Lane& lane) {
   extension.cache_hint = CacheHint::Uncached;
   tlm::tlm_generic_payload* payload = make_payload(pool_, lane.source, lane.bytes, extension);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  const sc_core::sc_time read_start = sc_core::sc_time_stamp();
   out->b_transport(*payload, delay);
   if (delay > sc_core::SC_ZERO_TIME) wait(delay);
+  const sc_core::sc_time write_start = sc_core::sc_time_stamp();
   if (!payload->is_response_ok()) {
     ++stats_.errors;
     lane.slot->error = true;
@@ -300,6 +302,8 @@ void DmaEngine::move(Lane& lane) {
   } else {
     ++stats_.pieces;
     (lane.op == Op::Update ? stats_.bytes_updated : stats_.bytes_written) += lane.bytes;
+    stats_.read_latency += write_start - read_start;
+    stats_.write_latency += sc_core::sc_time_stamp() - write_start;
   }
   payload->release();
 }
@@ -317,6 +321,9 @@ nlohmann::json DmaEngine::report() const {
                 {"update", stats_.bytes_updated}};
   j["max_buffer_bytes"] = stats_.max_buffer_bytes;
   j["buffer_wait_ns"] = stats_.buffer_wait.to_seconds() * 1e9;
+  const double pieces = static_cast<double>(std::max<std::uint64_t>(stats_.pieces, 1));
+  j["mean_read_ns"] = stats_.read_latency.to_seconds() * 1e9 / pieces;
+  j["mean_write_ns"] = stats_.write_latency.to_seconds() * 1e9 / pieces;
   j["max_running"] = stats_.max_running;
   j["max_pieces_in_flight"] = stats_.max_pieces_in_flight;
   j["lanes"] = lanes_.size();

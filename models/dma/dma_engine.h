@@ -77,6 +77,11 @@ struct DmaStats {
   std::uint64_t max_pieces_in_flight = 0;
   std::uint64_t max_buffer_bytes = 0;  // most bytes held in the read-ahead buffer at once
   sc_core::sc_time buffer_wait;        // time transfers waited for room in the buffer
+  // Summed over the pieces moved: from a piece's read request to its data (read), and from its
+  // write or update request to the acknowledgement (write). With the link rate they give the
+  // bandwidth-delay product the buffer must cover (docs/calibration.md, dma.outstanding_bytes).
+  sc_core::sc_time read_latency;
+  sc_core::sc_time write_latency;
 };
 
 class DmaEngine : public RegisterBlock, public DmaTriggerIf {

@@ -34,7 +34,9 @@ Admissible PriorityPolicy::admissible(const std::deque<QueuedRequest>& queue,
 }
 
 McaPolicy::McaPolicy(const McaConfig& config)
-    : starvation_(config.starvation_ns, sc_core::SC_NS), window_(config.window_ns, sc_core::SC_NS) {
+    : starvation_(config.starvation_ns, sc_core::SC_NS),
+      window_(config.window_ns, sc_core::SC_NS),
+      row_hits_first_(config.row_hits_first) {
   if (config.threshold < 0) throw ConfigError("hbm.mca.threshold: must not be negative");
   if (!(config.starvation_ns >= 0)) {
     throw ConfigError("hbm.mca.starvation_ns: must not be negative");
@@ -154,6 +156,7 @@ Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core
     ++stats_.communication_served;
   } else if (d.gate_shut) {
     allowed.communication = false;
+    allowed.held_row_hits = row_hits_first_;
   }
   return allowed;
 }

@@ -30,6 +30,9 @@ struct Admissible {
   std::optional<std::size_t> forced;
   bool compute = true;
   bool communication = true;
+  // A class held back may still have its row hits served after the admitted classes' row hits
+  // and before their misses (FR-FCFS's first-ready rule above the policy's ranking).
+  bool held_row_hits = false;
   bool allows(TrafficClass traffic_class) const {
     return traffic_class == TrafficClass::Compute ? compute : communication;
   }
@@ -107,6 +110,14 @@ struct McaStats {
 //  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
 //     chooses among all of them (admissible()).
 //
+// With hbm.mca.row_hits_first (the default), a shut gate ranks communication below compute but
+// keeps FR-FCFS's first-ready rule above that ranking for the bank model: in the direction (read
+// or write) the admitted requests and the write drain choose, compute row hits, then
+// communication row hits, then compute misses. A row hit needs no activation, so serving it
+// while its row is open costs compute one burst, where holding it back costs an activation and
+// precharge later; held-back hits never turn the bus around (measured in docs/t3.md, "The MCA
+// study"). Without it the gate is strict.
+//
 // The policy is work-conserving: with only communication queued, q = 0 is below any threshold, so
 // a channel never idles while requests wait (holding communication back while the channel is
 // idle would only delay it, not speed compute).
@@ -149,6 +160,7 @@ class McaPolicy : public ArbitrationPolicy {
 
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
+  bool row_hits_first_;
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
   // Communication requests deferred (rule 1) as of the last pick: (sequence, since).
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_;

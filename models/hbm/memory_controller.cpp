@@ -438,20 +438,29 @@ struct MemoryController::Impl {
     // The kind the drain state wants if the policy allows any of it; the scan stops at its first
     // row hit (or its oldest, without FR-FCFS), since nothing later can be chosen over that.
     const int wanted = ch.draining || ch.writes == static_cast<int>(ch.queue.size()) ? 1 : 0;
-    std::optional<std::size_t> oldest[2], hit[2];  // [write?]
+    // held_hit: the oldest row hit of a class the policy holds back, which may go after the
+    // admitted row hits of its direction when the policy allows it (Admissible::held_row_hits).
+    std::optional<std::size_t> oldest[2], hit[2], held_hit[2];  // [write?]
+    const bool held_hits = frfcfs && allowed.held_row_hits;
     std::size_t i = 0;
     for (const Ref& ref : ch.refs) {
+      const int w = ref.write ? 1 : 0;
       if (allowed.allows(ref.traffic_class)) {
-        const int w = ref.write ? 1 : 0;
         if (!oldest[w]) oldest[w] = i;
         if (frfcfs && !hit[w] && ref.row_hit) hit[w] = i;
         if (w == wanted && (frfcfs ? hit[w] : oldest[w])) break;
+      } else if (held_hits && !held_hit[w] && ref.row_hit) {
+        held_hit[w] = i;
       }
       ++i;
     }
+    // Held-back row hits never choose the direction: a bus turnaround for them would cost the
+    // admitted traffic tWTR or the read-to-write gap, where a hit in the current direction costs
+    // one burst.
     const int first = ch.draining || !oldest[0] ? 1 : 0;
     for (int w : {first, 1 - first}) {
       if (hit[w]) return hit[w];
+      if (held_hit[w]) return held_hit[w];
       if (oldest[w]) return oldest[w];
     }
     return std::nullopt;  // the policy admitted a class with nothing queued

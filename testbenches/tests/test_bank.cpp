@@ -278,6 +278,51 @@ TEST_CASE("Bank FCFS scheduler serves the older conflict first", "[bank][schedul
   CHECK(hit_order(BankScheduler::Fcfs) == std::vector<int>{0, 1, 2});
 }
 
+namespace {
+
+// Completion order under MCA (threshold 1, no starvation in reach) of: a compute read opening row
+// 0 of bank 0 (t=0), a communication hit to row 0 (t=1), a compute hit to row 0 (t=2) and a
+// compute conflict in that bank (t=3); the others wait while the first is served, with the gate
+// shut (two compute requests queued).
+std::vector<int> mca_order(bool row_hits_first) {
+  HbmConfig config = one_pseudo_channel();
+  config.arbitration = Arbitration::Mca;
+  config.mca.threshold = 1;
+  config.mca.starvation_ns = 1e6;
+  config.mca.row_hits_first = row_hits_first;
+  Bench bench("bench", config);
+  std::vector<int> order;
+  const struct {
+    std::uint64_t offset;
+    double at_ns;
+    TrafficClass traffic_class;
+  } accesses[] = {{0, 0, TrafficClass::Compute},
+                  {256 * 4, 1, TrafficClass::Communication},
+                  {256 * 8, 2, TrafficClass::Compute},
+                  {kBankSpan, 3, TrafficClass::Compute}};
+  for (int k = 0; k < 4; ++k) {
+    Bench::thread([&, k] {
+      const auto& a = accesses[k];
+      bench.access(Op::Read, a.offset, k == 0 ? 256 : 32, ns(a.at_ns), nullptr, a.traffic_class);
+      order.push_back(k);
+    });
+  }
+  sc_core::sc_start();
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("Bank MCA serves a held-back row hit after compute's hits, before compute's conflict",
+          "[bank][scheduler][mca]") {
+  CHECK(mca_order(true) == std::vector<int>{0, 2, 1, 3});
+}
+
+TEST_CASE("Bank MCA without row_hits_first holds every communication request back",
+          "[bank][scheduler][mca]") {
+  CHECK(mca_order(false) == std::vector<int>{0, 2, 3, 1});
+}
+
 TEST_CASE("Bank write drain holds writes back until the high watermark", "[bank][scheduler]") {
   HbmConfig config = one_pseudo_channel();
   config.queue_depth = 8;
