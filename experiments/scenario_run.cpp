@@ -228,10 +228,9 @@ nlohmann::json ScenarioRun::queue_statistics() const {
   // Bank model: the share of bank accesses that found their row open, over every GPU.
   std::uint64_t hits = 0, opened = 0;
   for (int g = 0; g < group_->gpus(); ++g) {
-    const nlohmann::json memory = group_->gpu(g).memory.report();
-    if (!memory.contains("row_hits")) continue;
-    hits += memory["row_hits"].get<std::uint64_t>();
-    opened += memory["row_hits"].get<std::uint64_t>() + memory["row_misses"].get<std::uint64_t>();
+    const HbmStats& memory = group_->gpu(g).memory.stats();
+    hits += memory.row_hits;
+    opened += memory.row_hits + memory.row_misses;
   }
   if (opened > 0) queue["row_hit_rate"] = static_cast<double>(hits) / static_cast<double>(opened);
   return queue;

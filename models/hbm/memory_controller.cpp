@@ -359,8 +359,8 @@ struct MemoryController::Impl {
       ch.free_at = sc_core::sc_time::from_value(service.last_column);
       if (ch.free_at <= now) ch.free_at = now + sc_core::sc_time::from_value(1);  // progress
       done = sc_core::sc_time::from_value(service.data_end) + controller_latency;
-      row_hits += static_cast<std::uint64_t>(service.row_hits);
-      row_misses += static_cast<std::uint64_t>(service.row_misses);
+      stats.row_hits += static_cast<std::uint64_t>(service.row_hits);
+      stats.row_misses += static_cast<std::uint64_t>(service.row_misses);
     } else {
       const bool update = transaction.op == Op::Update;
       occupancy = bus_time(s.bytes, update ? config.nmc_update_occupancy : 1.0);
@@ -586,8 +586,6 @@ struct MemoryController::Impl {
   sc_core::sc_time controller_latency;
   int write_high = 0;  // write drain watermarks, in queued writes
   int write_low = 0;
-  std::uint64_t row_hits = 0;
-  std::uint64_t row_misses = 0;
   std::array<double, kOps> latency_sum_ns{};  // arrival to completion of served entries, by op
   std::array<std::uint64_t, kOps> served_entries{};
   std::vector<std::array<int, kTrafficClasses>> channel_occupancy;  // summed over its queues
@@ -723,10 +721,10 @@ nlohmann::json MemoryController::report() const {
                 {"threshold_max", highest}};
   }
   if (impl.banked) {
-    const std::uint64_t opened = impl.row_hits + impl.row_misses;
-    j["row_hits"] = impl.row_hits;
-    j["row_misses"] = impl.row_misses;
-    j["row_hit_rate"] = opened > 0 ? static_cast<double>(impl.row_hits) / opened : 0.0;
+    const std::uint64_t opened = impl.stats.row_hits + impl.stats.row_misses;
+    j["row_hits"] = impl.stats.row_hits;
+    j["row_misses"] = impl.stats.row_misses;
+    j["row_hit_rate"] = opened > 0 ? static_cast<double>(impl.stats.row_hits) / opened : 0.0;
     std::uint64_t refreshes = 0;
     for (const auto& ch : impl.channels) refreshes += ch.timer->refreshes();
     j["refreshes"] = refreshes;

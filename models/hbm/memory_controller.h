@@ -32,6 +32,9 @@ struct HbmStats {
   std::array<double, kTrafficClasses> occupancy_integral_ns{};  // sum of entries x time
   std::array<std::uint64_t, kTrafficClasses> max_occupancy{};   // of any one channel
   std::uint64_t rejected = 0;  // error responses (bad address, bad command)
+  // Bank model: bank accesses that found their row open, and those that had to open it.
+  std::uint64_t row_hits = 0;
+  std::uint64_t row_misses = 0;
 };
 
 class MemoryController : public sc_core::sc_module {
