@@ -429,7 +429,7 @@ Request parse_request(const po::variables_map& values) {
     r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";
     if (!r.sm.direct) {
-      r.sm.ring_strides = ring_strides_for(r.config.topology.kind, r.n, r.sm.channels);
+      r.sm.ring_strides = ring_strides_for(r.config, r.sm.channels);
       if (r.sm.ring_strides.size() > 1) r.shape += " on " + rings_text(r.sm.ring_strides);
     }
   } else {

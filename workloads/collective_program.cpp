@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "config/config_io.h"
 #include "protocol/mmio_map.h"
 #include "workloads/gemm_program.h"
 #include "workloads/plan_util.h"
@@ -90,9 +91,10 @@ void check_spec(const CollectiveSpec& spec) {
   if (!spec.direct) check_rings("collective: ", spec.ranks, spec.channels, spec.ring_strides);
 }
 
-std::vector<int> ring_strides_for(TopologyKind kind, int ranks, int channels) {
-  if (kind != TopologyKind::FullyConnected) return {1};
-  return mesh_ring_strides(ranks, std::min<int>(dispatcher::kMaxRings, std::max(channels, 1)));
+std::vector<int> ring_strides_for(const SystemConfig& config, int channels) {
+  if (!several_sm_rings(config)) return {1};
+  return mesh_ring_strides(static_cast<int>(config.gpus),
+                           std::min<int>(dispatcher::kMaxRings, std::max(channels, 1)));
 }
 
 std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,

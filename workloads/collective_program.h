@@ -70,14 +70,15 @@ int direct_mailbox_channels(int ranks);
 // empty, longer than kMaxRings or the channels, or a stride not coprime with ranks.
 void check_spec(const CollectiveSpec& spec);
 
-// The rings an SM ring collective of `channels` channels on `ranks` GPUs of `kind` runs on. On a
+// The rings an SM ring collective of `channels` channels on all config.gpus GPUs runs on. On a
 // fully-connected fabric every rank has a link to every other, so the channels spread over every
-// Hamiltonian ring of a stride coprime with ranks (mesh_ring_strides: each ring on its own link
-// directions; for 8 GPUs strides 1, 3, 5, 7), as RCCL builds several rings over distinct links on
-// a mesh; at most kMaxRings and one per channel. A ring topology has the one ring r -> r + 1.
-// Behind a switch every ring crosses each GPU's one switch port, so more rings add no bandwidth:
-// one ring too.
-std::vector<int> ring_strides_for(TopologyKind kind, int ranks, int channels);
+// Hamiltonian ring of a stride coprime with the GPU count (mesh_ring_strides: each ring on its own
+// link directions; for 8 GPUs strides 1, 3, 5, 7), as RCCL builds several rings over distinct
+// links on a mesh; at most kMaxRings and one per channel. A ring topology has the one ring
+// r -> r + 1. Behind a switch every ring crosses each GPU's one switch port, so more rings add no
+// bandwidth: one ring too. workload.sm_rings = one keeps the one ring everywhere
+// (several_sm_rings in config_io.h).
+std::vector<int> ring_strides_for(const SystemConfig& config, int channels);
 
 // ---- Programs ----------------------------------------------------------------------------------
 

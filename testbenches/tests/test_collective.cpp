@@ -792,10 +792,16 @@ TEST_CASE("collective rings of every coprime stride leave each chunk at the stri
   CHECK(mesh_ring_strides(6, 8) == std::vector<int>{1, 5});
   CHECK(mesh_ring_strides(2, 8) == std::vector<int>{1});
   CHECK(mesh_ring_strides(8, 2) == std::vector<int>{1, 3});
-  CHECK(ring_strides_for(TopologyKind::FullyConnected, 8, 16) == std::vector<int>{1, 3, 5, 7});
-  CHECK(ring_strides_for(TopologyKind::FullyConnected, 8, 3) == std::vector<int>{1, 3, 5});
-  CHECK(ring_strides_for(TopologyKind::Ring, 8, 16) == std::vector<int>{1});
-  CHECK(ring_strides_for(TopologyKind::Switch, 8, 16) == std::vector<int>{1});
+  SystemConfig mesh = group_config(8, false, {"topology.kind=fully-connected"});
+  CHECK(ring_strides_for(mesh, 16) == std::vector<int>{1, 3, 5, 7});
+  CHECK(ring_strides_for(mesh, 3) == std::vector<int>{1, 3, 5});
+  CHECK(ring_strides_for(group_config(8, false), 16) == std::vector<int>{1});  // a ring
+  CHECK(ring_strides_for(group_config(8, false, {"topology.kind=switch"}), 16) ==
+        std::vector<int>{1});
+  CHECK(ring_strides_for(group_config(2, false, {"topology.kind=fully-connected"}), 16) ==
+        std::vector<int>{1});
+  apply_override(mesh, "workload.sm_rings=one");
+  CHECK(ring_strides_for(mesh, 16) == std::vector<int>{1});
   for (int n = 2; n <= 16; ++n) {
     for (int s : mesh_ring_strides(n, n)) {
       INFO(n << " ranks, stride " << s);
@@ -879,7 +885,7 @@ void check_link_bytes(const char* kind, const std::vector<int>& expected_strides
   spec.ranks = n;
   spec.bytes = (8ull << 20) + 12;
   spec.channels = 16;
-  spec.ring_strides = ring_strides_for(config.topology.kind, n, spec.channels);
+  spec.ring_strides = ring_strides_for(config, spec.channels);
   REQUIRE(spec.ring_strides == expected_strides);
   const auto plan = plan_collective(config.address_map, spec);
   run_to_completion(group, ring_programs(plan, spec, {CollectiveOp::ReduceScatter}));
