@@ -32,7 +32,9 @@ po::options_description collective_options() {
   options.add_options()("op", po::value<std::string>(),
                         "collective (required): reduce-scatter, all-gather, all-reduce")(
       "impl", po::value<std::string>()->default_value("ring-sm"),
-      "implementation: ring-sm (ring on the SMs, RCCL-style), direct-sm (on the SMs, every chunk "
+      "implementation: ring-sm (ring on the SMs, RCCL-style; on a fully-connected topology "
+      "its channels spread over every ring of a stride coprime with the GPU count, "
+      "workload.sm_rings), direct-sm (on the SMs, every chunk "
       "loaded straight from the GPU that holds it by the one that needs it; topology.kind "
       "fully-connected or switch), ring-dma-nmc (ring on the DMA "
       "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
