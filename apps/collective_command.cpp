@@ -32,7 +32,9 @@ po::options_description collective_options() {
   options.add_options()("op", po::value<std::string>(),
                         "collective (required): reduce-scatter, all-gather, all-reduce")(
       "impl", po::value<std::string>()->default_value("ring-sm"),
-      "implementation: ring-sm (ring on the SMs, RCCL-style), direct-sm (on the SMs, every chunk "
+      "implementation: ring-sm (ring on the SMs, RCCL-style; on a fully-connected topology "
+      "its channels spread over every ring of a stride coprime with the GPU count, "
+      "workload.sm_rings), direct-sm (on the SMs, every chunk "
       "loaded straight from the GPU that holds it by the one that needs it; topology.kind "
       "fully-connected or switch), ring-dma-nmc (ring on the DMA "
       "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
@@ -153,6 +155,43 @@ std::uint64_t direct_data_bytes(const TpGroup& group, const std::vector<Collecti
   return total;
 }
 
+// SM ring data on the links: on each ring (protocol/ring.h, Several rings) every rank sends its
+// ring's channels' share of every chunk but one to rank + stride (the chunk it ends with, or the
+// all-gather's chunk that ends at it), over every link of that route.
+std::uint64_t sm_ring_data_bytes(const TpGroup& group, const std::vector<CollectiveOp>& ops,
+                                 const CollectiveSpec& spec) {
+  const int n = spec.ranks;
+  const auto rings = static_cast<int>(spec.ring_strides.size());
+  std::uint64_t total = 0;
+  for (CollectiveOp op : ops) {
+    for (int c = 0; c < spec.channels; ++c) {
+      const int stride = spec.ring_strides[static_cast<std::size_t>(ring_of_channel(c, rings))];
+      for (int g = 0; g < n; ++g) {
+        const int unsent = op == CollectiveOp::ReduceScatter
+                               ? reduce_scatter_chunk(g, n - 1, n, stride)
+                               : all_gather_chunk(g, n - 1, n, stride);
+        std::int64_t elements = 0;
+        for (int chunk = 0; chunk < n; ++chunk) {
+          if (chunk == unsent) continue;
+          const std::int64_t chunk_elements = chunk_range(spec.elements(), n, chunk).size();
+          elements += channel_range(chunk_elements, spec.channels, c).size();
+        }
+        total += static_cast<std::uint64_t>(group.topology().hops(g, wrap(g + stride, n))) *
+                 bytes_of(spec.element, elements);
+      }
+    }
+  }
+  return total;
+}
+
+std::string rings_text(const std::vector<int>& strides) {
+  std::string text = std::to_string(strides.size()) + " rings of stride";
+  for (std::size_t i = 0; i < strides.size(); ++i) {
+    text += (i == 0 ? " " : ", ") + std::to_string(strides[i]);
+  }
+  return text;
+}
+
 int sm_channels(const po::variables_map& values, const SystemConfig& config, bool direct) {
   const int most = direct ? direct_mailbox_channels(static_cast<int>(config.gpus))
                           : static_cast<int>(dispatcher::kMaxChannels);
@@ -209,13 +248,7 @@ Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<Colle
     }
     return timed;
   }
-  // The chunk a rank would send at step n - 1 is the one it never sends.
-  const auto unsent = [n = spec.ranks](CollectiveOp op, int rank) {
-    return op == CollectiveOp::ReduceScatter ? reduce_scatter_chunk(rank, n - 1, n)
-                                             : all_gather_chunk(rank, n - 1, n);
-  };
-  timed.data = ring_data_bytes(group, ops, spec.bytes, next_rank, unsent,
-                               [&](int chunk) { return spec.chunk_bytes(chunk); });
+  timed.data = sm_ring_data_bytes(group, ops, spec);
   return timed;
 }
 
@@ -397,6 +430,10 @@ Request parse_request(const po::variables_map& values) {
     r.sm.direct = r.impl == Impl::DirectSm;
     r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";
+    if (!r.sm.direct) {
+      r.sm.ring_strides = ring_strides_for(r.config, r.sm.channels);
+      if (r.sm.ring_strides.size() > 1) r.shape += " on " + rings_text(r.sm.ring_strides);
+    }
   } else {
     const DmaPattern pattern = r.impl == Impl::DirectDmaNmc ? DmaPattern::Direct : DmaPattern::Ring;
     r.dma = dma_spec(values, r.impl_name, pattern, r.n, r.bytes);
@@ -438,9 +475,19 @@ void print_summary(const Request& r, const Measured& m) {
       chunk_bytes / 1e6);
   std::printf("  collective time     %.1f us (%s)\n", m.timed.time_ns / 1e3, m.timed.basis);
   std::printf("  algbw               %.2f GB/s (bytes / time)\n", m.bw.algbw_GBps);
-  std::printf(
-      "  busbw               %.2f GB/s (algbw x %s; %.0f%% of the %.2f GB/s a link delivers)\n",
-      m.bw.busbw_GBps, busbw_factor(r.kind), 100 * m.bw.busbw_GBps / link_GBps, link_GBps);
+  // A ring sends on one link of each GPU; several rings (a mesh) on one link each.
+  const int rings = r.impl == Impl::RingSm ? static_cast<int>(r.sm.ring_strides.size()) : 1;
+  if (rings > 1) {
+    std::printf(
+        "  busbw               %.2f GB/s (algbw x %s; %.0f%% of the %d x %.2f GB/s the links of "
+        "%d rings deliver)\n",
+        m.bw.busbw_GBps, busbw_factor(r.kind), 100 * m.bw.busbw_GBps / (rings * link_GBps), rings,
+        link_GBps, rings);
+  } else {
+    std::printf(
+        "  busbw               %.2f GB/s (algbw x %s; %.0f%% of the %.2f GB/s a link delivers)\n",
+        m.bw.busbw_GBps, busbw_factor(r.kind), 100 * m.bw.busbw_GBps / link_GBps, link_GBps);
+  }
   std::printf(
       "  link traffic        %.2f MB payload (%.2f MB %s data, %s), "
       "%.2f MB on the wire, summed over links\n",
@@ -476,6 +523,7 @@ nlohmann::json result_document(const Request& r, const Measured& m) {
                              {"config", to_json(r.config)}};
   if (on_sms(r.impl)) {
     document["channels"] = r.sm.channels;
+    if (r.impl == Impl::RingSm) document["ring_strides"] = r.sm.ring_strides;
     // What one channel (one workgroup) carries: the bus bandwidth shared by the channels.
     document["busbw_per_channel_GBps"] = m.bw.busbw_GBps / r.sm.channels;
   } else {

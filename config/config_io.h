@@ -25,6 +25,9 @@ void apply_override(SystemConfig& config, const std::string& assignment);
 // Whether T3's and ideal-rs-nmc's DMA + NMC reduce-scatter go straight to each chunk's owner
 // (workload.collective, auto: not on a ring topology).
 bool direct_collective(const SystemConfig& config);
+// Whether the SM ring collectives spread over several rings (workload.sm_rings, auto: on a
+// fully-connected topology of 3 GPUs or more).
+bool several_sm_rings(const SystemConfig& config);
 
 // Why rotational symmetry cannot stand for an every-GPU run of `config` (empty if it can): the
 // sweep picks it only where this is empty, and validate() refuses it otherwise.

@@ -260,6 +260,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
              "what moves commfuse's reduce-scatter sends: sm (a ring kernel on the SMs adds and "
              "sends) or copy (the DMA engine copies each step's partial sum to the next GPU; only "
              "the adds run on the SMs)");
+  visit_enum(v, "workload.sm_rings", c.workload.sm_rings, std::array{"auto", "one"},
+             "rings the SM ring collectives spread their channels over: auto is every ring of a "
+             "stride coprime with gpus on a fully-connected topology (strides 1, 3, 5, 7 at 8 "
+             "GPUs, each on its own link directions) and one ring elsewhere; one keeps the one "
+             "ring g -> g + 1 everywhere");
 }
 
 }  // namespace t3

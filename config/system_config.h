@@ -34,6 +34,10 @@ enum class CollectivePattern { Auto, Ring, Direct };
 // What moves CommFuse's reduce-scatter sends: the SMs (a resident ring kernel that adds and sends)
 // or the copy (DMA) engine, with only the adds on the SMs.
 enum class CommFuseEngine { Sm, Copy };
+// The rings the SM ring collectives spread their channels over: auto is every ring of a stride
+// coprime with the GPU count on a fully-connected topology (protocol/ring.h, Several rings) and
+// the one ring g -> g + 1 elsewhere; one keeps the one ring everywhere.
+enum class SmRings { Auto, One };
 
 struct SimConfig {
   SimMode mode = SimMode::Timing;
@@ -186,6 +190,7 @@ struct WorkloadConfig {
   CollectivePattern collective = CollectivePattern::Auto;
   std::int64_t split = 1;  // slicing: n x split slices of the output rows
   CommFuseEngine commfuse_engine = CommFuseEngine::Sm;
+  SmRings sm_rings = SmRings::Auto;
 };
 
 struct SystemConfig {

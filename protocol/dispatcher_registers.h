@@ -80,6 +80,29 @@ inline constexpr std::uint64_t kCollPeerStrideLow = 0x65c;
 inline constexpr std::uint64_t kCollPeerStrideHigh = 0x660;
 inline constexpr std::uint64_t kCollPeerFlagStrideLow = 0x664;
 inline constexpr std::uint64_t kCollPeerFlagStrideHigh = 0x668;
+// RW, ring ops only (protocol/ring.h, Several rings): the rings the channels are spread over
+// (1..kMaxRings, at most COLL_CHANNELS; resets to 1), channel c on ring c mod COLL_RINGS. Ring 0
+// is the descriptor's own: stride COLL_STRIDE (resets to 1), neighbours COLL_NEXT_BUFFER,
+// COLL_NEXT_FLAGS and COLL_PREV_FLAGS; ring i >= 1 is entry i of the ring table below. Every
+// stride must be coprime with COLL_RANKS (the ring visits every rank). A gated reduce-scatter
+// (COLL_GATE) runs on one ring.
+inline constexpr std::uint64_t kCollRings = 0x66c;
+inline constexpr std::uint64_t kCollStride = 0x670;
+inline constexpr std::uint32_t kMaxRings = 8;
+// Ring table: ring i (1 <= i < kMaxRings) at kCollRing + (i - 1) * kCollRingStride, the same
+// fields as ring 0's (64-bit values as two registers, bits 31:0 at the lower offset).
+inline constexpr std::uint64_t kCollRing = 0xd00;
+inline constexpr std::uint64_t kCollRingStride = 0x20;
+inline constexpr std::uint64_t kRingStride = 0x00;          // RW: data flows rank r -> r + stride
+inline constexpr std::uint64_t kRingNextBufferLow = 0x08;   // RW: rank r + stride's buffer base
+inline constexpr std::uint64_t kRingNextBufferHigh = 0x0c;  // RW
+inline constexpr std::uint64_t kRingNextFlagsLow = 0x10;    // RW: rank r + stride's flag area
+inline constexpr std::uint64_t kRingNextFlagsHigh = 0x14;   // RW
+inline constexpr std::uint64_t kRingPrevFlagsLow = 0x18;    // RW: rank r - stride's flag area
+inline constexpr std::uint64_t kRingPrevFlagsHigh = 0x1c;   // RW
+inline constexpr std::uint64_t ring_register(int ring, std::uint64_t field) {
+  return kCollRing + static_cast<std::uint64_t>(ring - 1) * kCollRingStride + field;
+}
 
 // Streaming kernel descriptor (KERNEL = kStream): a memory-bound element-wise or normalisation
 // kernel. STREAM_WORKGROUPS workgroups each read an equal, element-aligned share of the input
@@ -161,8 +184,9 @@ enum LaunchError : std::uint32_t {
   kBadKernel = 4,       // unknown kernel kind, element type, WG order or OUT_OP
   kBusy = 5,            // doorbell while a kernel runs on the same queue
   kMemoryFault = 6,     // a workgroup's access got an error response (address in kFault*)
-  kBadCollective = 7,   // collective: ranks, rank, channels, bytes, slice, FIFO depth, sequence
-                        // or poll interval out of range (see validate in dispatcher.cpp)
+  kBadCollective = 7,   // collective: ranks, rank, channels, bytes, slice, FIFO depth, sequence,
+                        // poll interval, rings or a ring's stride out of range (see validate in
+                        // dispatcher.cpp)
 };
 
 // The name of a LaunchError, as hosts print it ("unmapped buffer"); "unknown" otherwise.

@@ -52,11 +52,30 @@ int prev_rank(int rank, int ranks) {
 int owner_chunk(int rank, int ranks) {
   return wrap(rank + 1, ranks);
 }
-int reduce_scatter_chunk(int rank, int step, int ranks) {
-  return wrap(rank - step, ranks);
+int reduce_scatter_chunk(int rank, int step, int ranks, int stride) {
+  return wrap(rank + 1 - static_cast<std::int64_t>(step + 1) * stride, ranks);
 }
-int all_gather_chunk(int rank, int step, int ranks) {
-  return owner_chunk(wrap(rank - step, ranks), ranks);
+int all_gather_chunk(int rank, int step, int ranks, int stride) {
+  return owner_chunk(wrap(rank - static_cast<std::int64_t>(step) * stride, ranks), ranks);
+}
+
+bool hamiltonian_stride(int stride, int ranks) {
+  if (stride < 1 || stride >= ranks) return false;
+  int a = stride, b = ranks;
+  while (b != 0) {
+    const int r = a % b;
+    a = b;
+    b = r;
+  }
+  return a == 1;
+}
+
+std::vector<int> mesh_ring_strides(int ranks, int most) {
+  std::vector<int> strides;
+  for (int s = 1; s < ranks && static_cast<int>(strides.size()) < most; ++s) {
+    if (hamiltonian_stride(s, ranks)) strides.push_back(s);
+  }
+  return strides;
 }
 
 ElementRange split_range(std::int64_t total, int parts, int part) {

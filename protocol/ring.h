@@ -37,6 +37,24 @@
 // next's buffer (at s >= 1 after it arrived from prev); at the end every rank holds every chunk.
 // All-reduce = reduce-scatter then all-gather on the same buffers (two launches).
 //
+// Several rings (a fully-connected fabric, where rank r has a link to every other rank). A launch
+// may spread its channels over R rings (COLL_RINGS); channel c runs on ring c mod R, so every
+// chunk's elements are split between the rings by whole channel ranges, exactly. Ring i has a
+// stride s_i coprime with n: data flows r -> r + s_i, so the ring visits every rank (a
+// Hamiltonian cycle) and uses the links r -> r + s_i alone; rings of different strides use
+// pairwise distinct link directions (a link is full duplex: stride s and n - s use its two
+// directions). On the ring of stride s, ring position q is rank q s mod n, and the stride-1
+// schedule above, written in positions, would leave position chunk q + 1 on position q. Every ring
+// must leave buffer chunk r + 1 on rank r, as the stride-1 ring does (so the all-gather and the
+// next layer find each chunk where they expect it, whatever the ring), so position chunk p is
+// relabelled to buffer chunk (p - 1) s + 1: position q's chunk q + 1 becomes q s + 1 = r + 1.
+// Written in ranks (no inverse of s needed): at reduce-scatter step t rank r sends the partial of
+// chunk r + 1 - (t + 1) s (stride 1: r - t), and at all-gather step t it sends
+// owner_chunk(r - t s) = r + 1 - t s. Both are what the stride-s predecessor r - s handled one step
+// earlier, so the receive side needs no other change. Each ring has its own next and previous
+// rank (r + s_i, r - s_i) for its channels' data, READY and ACK; channel c's flag words and FIFO
+// entries are its own whatever its ring, so rings never share a word or an entry.
+//
 // Memory layout of each rank (plan_collective places it):
 //   BUFFER                          n chunks, BYTES in all (the data, in and out)
 //   receive_area(BUFFER, BYTES)     = BUFFER + BYTES rounded up to kFifoAlignment (4 KiB): the
@@ -73,6 +91,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace t3 {
 
@@ -127,11 +146,33 @@ int prev_rank(int rank, int ranks);  // (rank - 1) mod ranks
 // The chunk rank `rank` holds fully reduced after a reduce-scatter (and sends first in an
 // all-gather): (rank + 1) mod ranks.
 int owner_chunk(int rank, int ranks);
-// The chunk whose partial `rank` sends at reduce-scatter step `step` (0..ranks-2): (rank - step)
-// mod ranks. At step ranks - 1 it is owner_chunk(rank), the chunk the rank finishes locally.
-int reduce_scatter_chunk(int rank, int step, int ranks);
-// The chunk `rank` writes into next's buffer at all-gather step `step`: owner_chunk(rank - step).
-int all_gather_chunk(int rank, int step, int ranks);
+// The chunk whose partial `rank` sends at reduce-scatter step `step` (0..ranks-2) on the ring of
+// `stride`: (rank + 1 - (step + 1) stride) mod ranks, (rank - step) on the stride-1 ring. At step
+// ranks - 1 it is owner_chunk(rank), the chunk the rank finishes locally, whatever the stride.
+int reduce_scatter_chunk(int rank, int step, int ranks, int stride = 1);
+// The chunk `rank` writes into next's buffer at all-gather step `step` on the ring of `stride`:
+// owner_chunk(rank - step stride).
+int all_gather_chunk(int rank, int step, int ranks, int stride = 1);
+// A ring of `stride` over `ranks` visits every rank (stride in [1, ranks), coprime with ranks).
+bool hamiltonian_stride(int stride, int ranks);
+// The strides of the rings a collective on `ranks` fully-connected ranks spreads over: every
+// stride in [1, ranks) coprime with ranks, in increasing order, at most `most` of them (the first
+// ones). Each uses its own direction of each link it crosses (stride s and ranks - s the two
+// directions of the same links), so the rings share no link direction; n = 8 gives 1, 3, 5, 7.
+std::vector<int> mesh_ring_strides(int ranks, int most);
+
+// One ring of a launch (protocol above, Several rings): its stride and the areas of its
+// neighbours, rank r + stride (data and READY) and rank r - stride (ACK).
+struct RingRoute {
+  int stride = 1;
+  std::uint64_t next_buffer = 0;
+  std::uint64_t next_flags = 0;
+  std::uint64_t prev_flags = 0;
+};
+// The ring channel `channel` runs on among `rings`: channel mod rings.
+inline int ring_of_channel(int channel, int rings) {
+  return channel % rings;
+}
 
 // ---- Channels and slices -----------------------------------------------------------------------
 

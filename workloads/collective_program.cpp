@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "config/config_io.h"
 #include "protocol/mmio_map.h"
 #include "workloads/gemm_program.h"
 #include "workloads/plan_util.h"
@@ -51,6 +52,24 @@ void check_fields(const std::string& where, int ranks, std::uint64_t bytes, Elem
   if (poll_ns == 0) bad_plan(where + "poll_ns must be at least 1");
 }
 
+// The rings of a ring launch: at most kMaxRings and one per channel, every stride Hamiltonian.
+void check_rings(const std::string& where, int ranks, int channels,
+                 const std::vector<int>& strides) {
+  const auto rings = static_cast<int>(strides.size());
+  if (rings < 1 || rings > static_cast<int>(dispatcher::kMaxRings) || rings > channels) {
+    bad_plan(where + "ring_strides: " + std::to_string(rings) + " rings must be in [1, " +
+             std::to_string(std::min<int>(dispatcher::kMaxRings, channels)) + "] (at most " +
+             std::to_string(dispatcher::kMaxRings) + " and one per channel)");
+  }
+  for (int stride : strides) {
+    if (!hamiltonian_stride(stride, ranks)) {
+      bad_plan(where + "ring stride " + std::to_string(stride) + " must be in [1, " +
+               std::to_string(ranks) + ") and coprime with " + std::to_string(ranks) +
+               " ranks (a ring that visits every rank)");
+    }
+  }
+}
+
 }  // namespace
 
 std::int64_t CollectiveSpec::elements() const {
@@ -69,6 +88,13 @@ int direct_mailbox_channels(int ranks) {
 void check_spec(const CollectiveSpec& spec) {
   check_fields("collective: ", spec.ranks, spec.bytes, spec.element, spec.channels,
                spec.slice_bytes, spec.fifo_depth, spec.poll_ns);
+  if (!spec.direct) check_rings("collective: ", spec.ranks, spec.channels, spec.ring_strides);
+}
+
+std::vector<int> ring_strides_for(const SystemConfig& config, int channels) {
+  if (!several_sm_rings(config)) return {1};
+  return mesh_ring_strides(static_cast<int>(config.gpus),
+                           std::min<int>(dispatcher::kMaxRings, std::max(channels, 1)));
 }
 
 std::vector<CollectiveGpuLayout> plan_collective(const AddressMapConfig& map,
@@ -125,6 +151,19 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
+  const bool several_rings = launch.stride != 1 || !launch.more_rings.empty();
+  if (several_rings) {
+    if (launch.op != CollectiveOp::ReduceScatter && launch.op != CollectiveOp::AllGather) {
+      bad_plan(label + ": rings other than the one of stride 1 apply to ring ops only, not " +
+               to_string(launch.op));
+    }
+    if (launch.gate != 0 && !launch.more_rings.empty()) {
+      bad_plan(label + ": a gated reduce-scatter runs on one ring (the gate follows its steps)");
+    }
+    std::vector<int> strides{launch.stride};
+    for (const RingRoute& ring : launch.more_rings) strides.push_back(ring.stride);
+    check_rings(label + ": ", launch.ranks, launch.channels, strides);
+  }
 
   auto write = [&](std::uint64_t offset, std::uint32_t value, const std::string& what) {
     program.commands.push_back(HostCommand{HostCommand::Kind::WriteRegister,
@@ -163,8 +202,29 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     write64(d::kCollPeerStrideLow, launch.peer_stride, "peer stride");
     write64(d::kCollPeerFlagStrideLow, launch.peer_flag_stride, "peer flag stride");
   }
+  if (several_rings) {
+    write(d::kCollRings, static_cast<std::uint32_t>(1 + launch.more_rings.size()),
+          "rings = " + std::to_string(1 + launch.more_rings.size()));
+    write(d::kCollStride, static_cast<std::uint32_t>(launch.stride),
+          "ring 0 stride = " + std::to_string(launch.stride));
+    for (std::size_t i = 0; i < launch.more_rings.size(); ++i) {
+      const RingRoute& ring = launch.more_rings[i];
+      const int index = static_cast<int>(i) + 1;
+      const std::string what = "ring " + std::to_string(index);
+      write(d::ring_register(index, d::kRingStride), static_cast<std::uint32_t>(ring.stride),
+            what + " stride = " + std::to_string(ring.stride));
+      write64(d::ring_register(index, d::kRingNextBufferLow), ring.next_buffer,
+              what + " next buffer");
+      write64(d::ring_register(index, d::kRingNextFlagsLow), ring.next_flags, what + " next flags");
+      write64(d::ring_register(index, d::kRingPrevFlagsLow), ring.prev_flags, what + " prev flags");
+    }
+  }
   write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
   if (launch.gate != 0) write64(d::kCollGateLow, 0, "gate cleared (the launch took its copy)");
+  if (several_rings) {
+    write(d::kCollRings, 1, "rings = 1 again (the launch took its copy)");
+    write(d::kCollStride, 1, "ring 0 stride = 1 again");
+  }
   if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
 }
 
@@ -185,9 +245,17 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
     bad_plan("ring_launch: rank " + std::to_string(rank) + " outside [0, " +
              std::to_string(spec.ranks) + ")");
   }
+  check_spec(spec);
   const CollectiveGpuLayout& self = plan[static_cast<std::size_t>(rank)];
-  const CollectiveGpuLayout& next = plan[static_cast<std::size_t>(next_rank(rank, spec.ranks))];
-  const CollectiveGpuLayout& prev = plan[static_cast<std::size_t>(prev_rank(rank, spec.ranks))];
+  // Ring i's neighbours: rank + stride (data, READY) and rank - stride (ACK).
+  const auto route = [&](int stride) {
+    const CollectiveGpuLayout& next =
+        plan[static_cast<std::size_t>(wrap(rank + stride, spec.ranks))];
+    const CollectiveGpuLayout& prev =
+        plan[static_cast<std::size_t>(wrap(rank - stride, spec.ranks))];
+    return RingRoute{stride, next.buffer, next.flags, prev.flags};
+  };
+  const RingRoute first = route(spec.direct ? 1 : spec.ring_strides.front());
   CollectiveLaunch launch;
   launch.op = op;
   launch.ranks = spec.ranks;
@@ -195,16 +263,22 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
   launch.channels = spec.channels;
   launch.dispatcher = self.dispatcher;
   launch.buffer = self.buffer;
-  launch.next_buffer = next.buffer;
+  launch.next_buffer = first.next_buffer;
   launch.flags = self.flags;
-  launch.next_flags = next.flags;
-  launch.prev_flags = prev.flags;
+  launch.next_flags = first.next_flags;
+  launch.prev_flags = first.prev_flags;
   launch.bytes = spec.bytes;
   launch.element = spec.element;
   launch.sequence = sequence;
   launch.slice_bytes = spec.slice_bytes;
   launch.fifo_depth = spec.fifo_depth;
   launch.poll_ns = spec.poll_ns;
+  if (!spec.direct && (op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather)) {
+    launch.stride = first.stride;
+    for (std::size_t i = 1; i < spec.ring_strides.size(); ++i) {
+      launch.more_rings.push_back(route(spec.ring_strides[i]));
+    }
+  }
   if (spec.direct) {
     launch.op =
         is_reduce_scatter(op) ? CollectiveOp::DirectReduceScatter : CollectiveOp::DirectAllGather;

@@ -35,6 +35,10 @@ struct CollectiveSpec {
   // that holds it and the one that needs it; no receive FIFO, a direct flag area per rank. For
   // fully-connected and switch fabrics.
   bool direct = false;
+  // Ring ops: the strides of the rings the channels are spread over (protocol/ring.h, Several
+  // rings), channel c on ring c mod size; {1} is the one ring r -> r + 1. ring_strides_for picks
+  // them for a topology. Ignored when direct.
+  std::vector<int> ring_strides = {1};
   std::int64_t elements() const;
   // Bytes of chunk `chunk` (chunk_range: chunks may differ by one element, or be empty).
   std::uint64_t chunk_bytes(int chunk) const;
@@ -62,8 +66,19 @@ int direct_mailbox_channels(int ranks);
 
 // Throws std::invalid_argument naming the field if the spec cannot run: ranks outside
 // [2, 256], channels outside [1, 64], bytes 0 or not a whole number of elements, an unknown
-// element code, slice_bytes 0 or not a multiple of 4, fifo_depth 0, poll_ns 0.
+// element code, slice_bytes 0 or not a multiple of 4, fifo_depth 0, poll_ns 0, ring_strides
+// empty, longer than kMaxRings or the channels, or a stride not coprime with ranks.
 void check_spec(const CollectiveSpec& spec);
+
+// The rings an SM ring collective of `channels` channels on all config.gpus GPUs runs on. On a
+// fully-connected fabric every rank has a link to every other, so the channels spread over every
+// Hamiltonian ring of a stride coprime with the GPU count (mesh_ring_strides: each ring on its own
+// link directions; for 8 GPUs strides 1, 3, 5, 7), as RCCL builds several rings over distinct
+// links on a mesh; at most kMaxRings and one per channel. A ring topology has the one ring
+// r -> r + 1. Behind a switch every ring crosses each GPU's one switch port, so more rings add no
+// bandwidth: one ring too. workload.sm_rings = one keeps the one ring everywhere
+// (several_sm_rings in config_io.h).
+std::vector<int> ring_strides_for(const SystemConfig& config, int channels);
 
 // ---- Programs ----------------------------------------------------------------------------------
 
@@ -92,6 +107,13 @@ struct CollectiveLaunch {
   std::uint64_t gate = 0;
   // Direct ops: rank p + 1's buffer (flag area) minus rank p's.
   std::uint64_t peer_stride = 0, peer_flag_stride = 0;
+  // Ring ops: ring 0's stride (its neighbours are next_buffer, next_flags and prev_flags above)
+  // and rings 1.. (protocol/ring.h, Several rings). A launch with more than one ring, or a stride
+  // other than 1, writes COLL_RINGS, COLL_STRIDE and the ring table before its doorbell and puts
+  // COLL_RINGS and COLL_STRIDE back to 1 after, so the staging descriptor does not spread a later
+  // launch.
+  int stride = 1;
+  std::vector<RingRoute> more_rings;
 };
 
 // Appends WriteRegister commands for KERNEL = collective and every COLL_* register, the queue's
@@ -101,9 +123,9 @@ struct CollectiveLaunch {
 void append_collective(Program& program, const CollectiveLaunch& launch);
 Program collective_program(const CollectiveLaunch& launch);
 
-// The launch of `rank` in the ring over `plan` (next and previous ranks' areas filled in). With
-// spec.direct, `op` becomes its direct form and the peer strides are filled in (every rank's
-// areas must be rank 0's moved by equal strides).
+// The launch of `rank` in the ring over `plan` (next and previous ranks' areas filled in, for
+// every ring of spec.ring_strides). With spec.direct, `op` becomes its direct form and the peer
+// strides are filled in (every rank's areas must be rank 0's moved by equal strides).
 CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
                              const CollectiveSpec& spec, int rank, CollectiveOp op,
                              std::uint32_t sequence);

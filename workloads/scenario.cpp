@@ -64,6 +64,9 @@ RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::
     // chunk k alone.
     const std::int64_t share = (chunk_elements + ring.spec.channels - 1) / ring.spec.channels;
     ring.spec.slice_bytes = static_cast<std::uint32_t>(align_up(bytes_of(element, share), 4));
+  } else {
+    // A gated ring keeps one ring: its producer follows that ring's chunk order.
+    ring.spec.ring_strides = ring_strides_for(config, ring.spec.channels);
   }
   const std::uint64_t base = plan.gemm.gpus.front().buffers.*buffer;
   const auto by_gpu = plan_collective(config.address_map, ring.spec, base - hbm_base(config, 0));
@@ -229,6 +232,7 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
       std::min<std::int64_t>(default_ring_channels(config),
                              static_cast<std::int64_t>(band_bytes / bytes_of(out_element, 1)) / n));
   spec.channels = std::max(spec.channels, 1);
+  spec.ring_strides = ring_strides_for(config, spec.channels);
   std::vector<std::vector<CollectiveGpuLayout>> layouts;  // per band, by GPU
   std::uint64_t offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
   for (std::int64_t i = 0; i < slices; ++i) {

@@ -108,6 +108,27 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   rw64(kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE",
        "direct collective: rank p + 1's flag area minus rank p's (two's complement)",
        d.peer_flag_stride);
+  rw(kCollRings, "COLL_RINGS",
+     "ring collective: rings the channels are spread over, channel c on ring c mod RINGS "
+     "(1..8, at most COLL_CHANNELS; resets to 1)",
+     d.rings);
+  rw(kCollStride, "COLL_STRIDE",
+     "ring collective: ring 0's stride, data flows rank r -> r + stride (coprime with "
+     "COLL_RANKS; resets to 1)",
+     d.stride);
+  for (int i = 1; i < static_cast<int>(kMaxRings); ++i) {
+    Descriptor::RingEntry& entry = d.ring_table[static_cast<std::size_t>(i - 1)];
+    const std::string reg = "COLL_RING" + std::to_string(i) + "_";
+    const std::string ring = "ring collective: ring " + std::to_string(i) + "'s ";
+    rw(ring_register(i, kRingStride), reg + "STRIDE",
+       ring + "stride (coprime with COLL_RANKS; resets to 1)", entry.stride);
+    rw64(ring_register(i, kRingNextBufferLow), reg + "NEXT_BUFFER",
+         ring + "next GPU's (rank r + stride) buffer base", entry.next_buffer);
+    rw64(ring_register(i, kRingNextFlagsLow), reg + "NEXT_FLAGS",
+         ring + "next GPU's flag area base", entry.next_flags);
+    rw64(ring_register(i, kRingPrevFlagsLow), reg + "PREV_FLAGS",
+         ring + "previous GPU's (rank r - stride) flag area base", entry.prev_flags);
+  }
   rw64(kStreamSrcLow, "STREAM_SRC", "stream: input base address", d.src);
   rw64(kStreamReadBytesLow, "STREAM_READ_BYTES", "stream: input bytes", d.read_bytes);
   rw64(kStreamDstLow, "STREAM_DST", "stream: output base address", d.dst);
@@ -241,6 +262,10 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   }
 
   const auto op = static_cast<CollectiveOp>(d.coll_op);
+  const bool ring_op = op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather;
+  std::vector<RingRoute> routes = ring_op ? rings() : std::vector<RingRoute>{};
+  // A gate opens chunks in the order of one ring's steps, which differs from ring to ring.
+  if (ring_op && (routes.empty() || (d.gate != 0 && routes.size() > 1))) return kBadCollective;
   bool hbm_flags = false;
   const bool mapped =
       op == CollectiveOp::Add
@@ -269,7 +294,27 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   c.hbm_flags = hbm_flags;
   c.peer_stride = is_direct(op) ? d.peer_stride : 0;
   c.peer_flag_stride = is_direct(op) ? d.peer_flag_stride : 0;
+  c.rings = std::move(routes);
   return kNoError;
+}
+
+std::vector<RingRoute> Dispatcher::rings() const {
+  const Descriptor& d = descriptor_;
+  if (d.rings < 1 || d.rings > kMaxRings || d.rings > d.channels) return {};
+  std::vector<RingRoute> routes;
+  const auto stride_ok = [&](std::uint32_t stride) {
+    return stride < d.ranks &&
+           hamiltonian_stride(static_cast<int>(stride), static_cast<int>(d.ranks));
+  };
+  if (!stride_ok(d.stride)) return {};
+  routes.push_back({static_cast<int>(d.stride), d.next_buffer, d.next_flags, d.prev_flags});
+  for (std::uint32_t i = 1; i < d.rings; ++i) {
+    const Descriptor::RingEntry& entry = d.ring_table[i - 1];
+    if (!stride_ok(entry.stride)) return {};
+    routes.push_back(
+        {static_cast<int>(entry.stride), entry.next_buffer, entry.next_flags, entry.prev_flags});
+  }
+  return routes;
 }
 
 bool Dispatcher::ring_areas_mapped(bool* hbm_flags) const {
@@ -278,15 +323,22 @@ bool Dispatcher::ring_areas_mapped(bool* hbm_flags) const {
   const std::uint64_t fifo_bytes =
       receive_area_bytes(static_cast<int>(d.channels), d.fifo_depth, d.slice_bytes);
   const std::uint64_t flag_bytes = flag_area_bytes(static_cast<int>(d.channels));
-  return mapped_bytes(d.buffer, d.bytes, false) && mapped_bytes(d.next_buffer, d.bytes, false) &&
-         (!reduce_scatter ||
-          (mapped_bytes(receive_area(d.buffer, d.bytes), fifo_bytes, false) &&
-           mapped_bytes(receive_area(d.next_buffer, d.bytes), fifo_bytes, false))) &&
-         mapped_bytes(d.flags, flag_bytes, true, hbm_flags) &&
-         mapped_bytes(d.next_flags, flag_bytes, true, hbm_flags) &&
-         mapped_bytes(d.prev_flags, flag_bytes, true, hbm_flags) &&
-         (d.gate == 0 || (mapped_bytes(d.gate, 8, true, hbm_flags) && d.gate % 8 == 0)) &&
-         d.flags % 8 == 0 && d.next_flags % 8 == 0 && d.prev_flags % 8 == 0;
+  const auto flags_ok = [&](std::uint64_t flags) {
+    return mapped_bytes(flags, flag_bytes, true, hbm_flags) && flags % 8 == 0;
+  };
+  // Every ring's neighbours (the rings' validity is checked before this).
+  for (const RingRoute& ring : rings()) {
+    if (!mapped_bytes(ring.next_buffer, d.bytes, false) ||
+        (reduce_scatter &&
+         !mapped_bytes(receive_area(ring.next_buffer, d.bytes), fifo_bytes, false)) ||
+        !flags_ok(ring.next_flags) || !flags_ok(ring.prev_flags)) {
+      return false;
+    }
+  }
+  return mapped_bytes(d.buffer, d.bytes, false) &&
+         (!reduce_scatter || mapped_bytes(receive_area(d.buffer, d.bytes), fifo_bytes, false)) &&
+         flags_ok(d.flags) &&
+         (d.gate == 0 || (mapped_bytes(d.gate, 8, true, hbm_flags) && d.gate % 8 == 0));
 }
 
 // Every rank's buffer and direct flag area, as the strides place them (protocol/ring.h, Direct).

@@ -96,6 +96,12 @@ class Dispatcher : public RegisterBlock {
     std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
     std::uint64_t gate = 0;
     std::uint64_t peer_stride = 0, peer_flag_stride = 0;
+    std::uint32_t rings = 1, stride = 1;  // ring 0's stride; rings 1.. in ring_table
+    struct RingEntry {
+      std::uint32_t stride = 1;
+      std::uint64_t next_buffer = 0, next_flags = 0, prev_flags = 0;
+    };
+    std::vector<RingEntry> ring_table = std::vector<RingEntry>(dispatcher::kMaxRings - 1);
     // Streaming kernel (KERNEL = kStream).
     std::uint64_t src = 0, read_bytes = 0, dst = 0, write_bytes = 0, stream_flops = 0;
     std::uint32_t stream_workgroups = 0, stream_ops = dispatcher::kDefaultStreamOps;
@@ -112,6 +118,9 @@ class Dispatcher : public RegisterBlock {
   // Whether a collective's buffers, FIFOs and flag areas lie in mapped memory; `hbm_flags` is set
   // if a flag area lies in HBM.
   bool ring_areas_mapped(bool* hbm_flags) const;
+  // The rings of a ring op as the registers give them (ring 0 first); empty if COLL_RINGS or a
+  // stride is out of range.
+  std::vector<RingRoute> rings() const;
   bool direct_areas_mapped(bool* hbm_flags) const;
   dispatcher::LaunchError validate_stream(Kernel& kernel) const;
   bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;

@@ -479,6 +479,9 @@ struct Sm::RingChannel {
   explicit RingChannel(const CollectiveKernel& kernel) : k(kernel) {}
   const CollectiveKernel& k;
   int channel = 0;
+  int stride = 1;                  // of its ring: data flows rank r -> r + stride
+  std::uint64_t next_buffer = 0;   // its ring's next rank's buffer
+  std::uint64_t next_receive = 0;  // and receive FIFO
   bool functional = false;
   bool reduce_scatter = false;
   std::int64_t eb = 0;              // bytes per element
@@ -558,6 +561,14 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   c.ack = ack_flag(k.flags, channel);
   c.next_ready = ready_flag(k.next_flags, channel);
   c.prev_ack = ack_flag(k.prev_flags, channel);
+  if (!k.rings.empty()) {  // a ring op: its channel's ring
+    const RingRoute& ring = k.ring_of(channel);
+    c.stride = ring.stride;
+    c.next_buffer = ring.next_buffer;
+    c.next_receive = receive_area(ring.next_buffer, k.bytes);
+    c.next_ready = ready_flag(ring.next_flags, channel);
+    c.prev_ack = ack_flag(ring.prev_flags, channel);
+  }
   return c;
 }
 
@@ -747,7 +758,7 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
   bool moves = true;
   RingMove move;
   if (c.reduce_scatter) {
-    const int chunk = reduce_scatter_chunk(k.rank, step, n);
+    const int chunk = reduce_scatter_chunk(k.rank, step, n, c.stride);
     const ElementRange part = c.slice_of(chunk, slice);
     move.source = c.address(k.buffer, chunk, part.first);
     move.count = part.size();
@@ -757,7 +768,7 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
       move.destination = move.source;  // the owned chunk, reduced
       move.store = &c.local_write;
     } else {
-      move.destination = c.fifo(k.next_receive(), g);
+      move.destination = c.fifo(c.next_receive, g);
       move.store = &c.remote_write;
       // The entry's previous use (send g - depth) must have been consumed by next.
       if (g >= k.fifo_depth && !wait_flag(slot, c.ack, c.flag(g + 1 - k.fifo_depth), c.seen_ack,
@@ -766,10 +777,10 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
       }
     }
   } else if (!last) {
-    const int chunk = all_gather_chunk(k.rank, step, n);
+    const int chunk = all_gather_chunk(k.rank, step, n, c.stride);
     const ElementRange part = c.slice_of(chunk, slice);
     move.source = c.address(k.buffer, chunk, part.first);
-    move.destination = c.address(k.next_buffer, chunk, part.first);
+    move.destination = c.address(c.next_buffer, chunk, part.first);
     move.count = part.size();
     move.store = &c.remote_write;
   } else {

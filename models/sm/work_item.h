@@ -63,6 +63,14 @@ struct CollectiveKernel {
   bool hbm_flags = false;  // some flag area (or the gate) lies in HBM (needs functional mode)
   // Direct ops: rank p's buffer and flag area are this rank's moved by (p - rank) strides.
   std::uint64_t peer_stride = 0, peer_flag_stride = 0;
+  // Ring ops: the rings the channels are spread over, channel c on rings[c mod rings.size()];
+  // ring 0's neighbours are next_buffer, next_flags and prev_flags above.
+  std::vector<RingRoute> rings;
+
+  const RingRoute& ring_of(int channel) const {
+    return rings[static_cast<std::size_t>(
+        ring_of_channel(channel, static_cast<int>(rings.size())))];
+  }
 
   std::uint64_t peer_buffer(int peer) const { return buffer + offset(peer, peer_stride); }
   std::uint64_t peer_flags(int peer) const { return flags + offset(peer, peer_flag_stride); }
@@ -70,7 +78,6 @@ struct CollectiveKernel {
     return static_cast<std::uint64_t>(static_cast<std::int64_t>(peer - rank)) * stride;
   }
   std::uint64_t receive() const { return receive_area(buffer, bytes); }
-  std::uint64_t next_receive() const { return receive_area(next_buffer, bytes); }
 };
 
 // A memory-streaming kernel (element-wise or normalisation): `workgroups` workgroups, workgroup w

@@ -20,6 +20,7 @@
 #include "models/sm/dispatcher.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
+#include "protocol/mmio_map.h"
 #include "testbenches/at_start.h"
 #include "testbenches/child_process.h"
 #include "testbenches/debug_access.h"
@@ -47,6 +48,8 @@ struct GoldenCase {
   // Elements of the whole buffer; 0: chunks of 10243 (fp32) or 10246 elements (fp16, bf16), not
   // a multiple of channels, slices or pieces.
   std::int64_t elements = 0;
+  // Several rings (protocol/ring.h) on a fully-connected group; {1}: the one ring, on a ring.
+  std::vector<int> strides = {1};
 };
 
 // Sends of one launch of one rank: every channel's slices, n - 1 sends each.
@@ -65,14 +68,20 @@ void golden(const GoldenCase& gc) {
   const int n = gc.gpus;
   // Small requests and slices, a shallow FIFO: every slice takes several pieces, every channel
   // several slices (the last one short), and the FIFO wraps, so back-pressure is exercised.
-  TpGroup group("group", group_config(n, true, {"sm.request_bytes=1024"}));
+  const bool mesh = gc.strides != std::vector<int>{1};
+  TpGroup group("group",
+                group_config(n, true,
+                             {"sm.request_bytes=1024",
+                              mesh ? "topology.kind=fully-connected" : "topology.kind=ring"}));
   CollectiveSpec spec;
   spec.ranks = n;
   spec.element = gc.element;
+  spec.ring_strides = gc.strides;
   const std::int64_t eb = static_cast<std::int64_t>(bytes_of(gc.element, 1));
   const std::int64_t total = gc.elements > 0 ? gc.elements : n * (eb == 4 ? 10243 : 10246);
   spec.bytes = static_cast<std::uint64_t>(total * eb);
-  spec.channels = 4;
+  // Several rings: more channels than rings, not a multiple of them (rings of unequal shares).
+  spec.channels = mesh ? static_cast<int>(gc.strides.size()) + 2 : 4;
   spec.slice_bytes = 4096;
   spec.fifo_depth = 2;
   spec.flags = gc.flags;
@@ -134,13 +143,27 @@ void golden(const GoldenCase& gc) {
     CHECK(wrong == 0);
   }
 
-  // Traffic, from the schedule. Per rank, a reduce-scatter reads the chunk of step 0 once and
-  // every other chunk twice (its own data and the partial received) and writes every chunk once
-  // (n - 1 to next, its own at the end); an all-gather reads and writes every chunk but the one
-  // it would send at step n - 1. Each slice send costs one READY store to next and one ACK store
-  // back, empty slices included; all of it is communication traffic.
-  const std::uint64_t buffer = spec.bytes;
+  // Traffic, from the schedule, channel by channel (each on its ring). Per rank, a channel's
+  // reduce-scatter reads its share of the chunk of its ring's step 0 once and of every other
+  // chunk twice (its own data and the partial received) and writes its share of every chunk once
+  // (n - 1 to next, its own at the end); an all-gather reads and writes its share of every chunk
+  // but the one it would send at step n - 1. Each slice send costs one READY store to next and
+  // one ACK store back, empty slices included; all of it is communication traffic.
   const auto sends = static_cast<std::uint64_t>(sends_per_launch(spec));
+  const auto rings = static_cast<int>(spec.ring_strides.size());
+  const auto stride_of = [&](int c) {
+    return spec.ring_strides[static_cast<std::size_t>(ring_of_channel(c, rings))];
+  };
+  // Channel c's share of chunk `chunk`, and of the whole buffer, in bytes.
+  const auto share = [&](int c, int chunk) {
+    return bytes_of(spec.element,
+                    channel_range(chunk_range(total, n, chunk).size(), spec.channels, c).size());
+  };
+  const auto whole_share = [&](int c) {
+    std::uint64_t bytes = 0;
+    for (int chunk = 0; chunk < n; ++chunk) bytes += share(c, chunk);
+    return bytes;
+  };
   const std::uint64_t launches = ops.size();
   std::uint64_t link_payload = 0;
   for (int l = 0; l < group.links(); ++l) {
@@ -149,18 +172,21 @@ void golden(const GoldenCase& gc) {
   std::uint64_t expected_link = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g);
-    CHECK(group.topology().hops(g, next_rank(g, n)) == 1);
+    for (int stride : spec.ring_strides) CHECK(group.topology().hops(g, wrap(g + stride, n)) == 1);
     std::uint64_t read = 0, written = 0;
     for (CollectiveOp op : ops) {
-      if (op == CollectiveOp::ReduceScatter) {
-        read += 2 * buffer - spec.chunk_bytes(reduce_scatter_chunk(g, 0, n));
-        written += buffer;
-        expected_link += buffer - spec.chunk_bytes(reduce_scatter_chunk(g, n - 1, n));
-      } else {
-        const std::uint64_t moved = buffer - spec.chunk_bytes(all_gather_chunk(g, n - 1, n));
-        read += moved;
-        written += moved;
-        expected_link += moved;
+      for (int c = 0; c < spec.channels; ++c) {
+        const int s = stride_of(c);
+        if (op == CollectiveOp::ReduceScatter) {
+          read += 2 * whole_share(c) - share(c, reduce_scatter_chunk(g, 0, n, s));
+          written += whole_share(c);
+          expected_link += whole_share(c) - share(c, reduce_scatter_chunk(g, n - 1, n, s));
+        } else {
+          const std::uint64_t moved = whole_share(c) - share(c, all_gather_chunk(g, n - 1, n, s));
+          read += moved;
+          written += moved;
+          expected_link += moved;
+        }
       }
       expected_link += 16 * sends;
     }
@@ -395,7 +421,29 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
       {reg::kCollPeerStrideLow, "COLL_PEER_STRIDE_LO"},
       {reg::kCollPeerStrideHigh, "COLL_PEER_STRIDE_HI"},
       {reg::kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE_LO"},
-      {reg::kCollPeerFlagStrideHigh, "COLL_PEER_FLAG_STRIDE_HI"}};
+      {reg::kCollPeerFlagStrideHigh, "COLL_PEER_FLAG_STRIDE_HI"},
+      {reg::kCollRings, "COLL_RINGS"},
+      {reg::kCollStride, "COLL_STRIDE"}};
+  // The ring table, after the hardware queues: rings 1.. of a launch on several rings.
+  std::vector<std::pair<std::uint64_t, std::string>> table;
+  for (int i = 1; i < static_cast<int>(reg::kMaxRings); ++i) {
+    const std::string ring = "COLL_RING" + std::to_string(i) + "_";
+    table.emplace_back(reg::ring_register(i, reg::kRingStride), ring + "STRIDE");
+    for (const auto& [field, name] : {std::pair{reg::kRingNextBufferLow, "NEXT_BUFFER"},
+                                      std::pair{reg::kRingNextFlagsLow, "NEXT_FLAGS"},
+                                      std::pair{reg::kRingPrevFlagsLow, "PREV_FLAGS"}}) {
+      table.emplace_back(reg::ring_register(i, field), ring + name + "_LO");
+      table.emplace_back(reg::ring_register(i, field + 4), ring + name + "_HI");
+    }
+  }
+  for (const auto& [offset, name] : table) {
+    INFO(name);
+    REQUIRE(regs.count(offset) == 1);
+    CHECK(regs.at(offset).name == name);
+    CHECK(regs.at(offset).writable);
+    CHECK(offset >= reg::queue_register(reg::kQueues, 0));  // after the queues' registers
+    CHECK(offset < mmio_map::kBlockSize);
+  }
   for (const auto& [offset, name] : expected) {
     INFO(name);
     REQUIRE(regs.count(offset) == 1);
@@ -412,8 +460,8 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
   // 25 GEMM/status registers, the output map, the collective registers, the 13 streaming-kernel
   // registers (test_sm checks them), the mailbox and nine control registers per hardware queue,
   // after the mailbox.
-  CHECK(regs.size() ==
-        25 + 4 * reg::kMaxChunks + expected.size() + 13 + reg::kMailboxWords + 9 * reg::kQueues);
+  CHECK(regs.size() == 25 + 4 * reg::kMaxChunks + expected.size() + table.size() + 13 +
+                           reg::kMailboxWords + 9 * reg::kQueues);
   CHECK(reg::kMailbox + 4 * reg::kMailboxWords <= reg::kQueueBase);
   CHECK(reg::queue_register(reg::kQueues, 0) <= Gpu::kRegisterBlockSize);
   CHECK(flag_area_bytes(reg::kMaxChannels) <= 4 * reg::kMailboxWords);
@@ -733,4 +781,210 @@ TEST_CASE("collective ring reduce-scatter TP 4 of 64 MiB takes the first-princip
   INFO("algbw " << bw.algbw_GBps << " GB/s, busbw " << bw.busbw_GBps << " GB/s");
   CHECK(bw.busbw_GBps < rate_GBps);
   CHECK(bw.busbw_GBps > 0.95 * rate_GBps);
+}
+
+// ---- Several rings (fully-connected) -----------------------------------------------------------
+
+TEST_CASE("collective rings of every coprime stride leave each chunk at the stride-1 owner",
+          "[collective][rings]") {
+  CHECK(mesh_ring_strides(8, 8) == std::vector<int>{1, 3, 5, 7});
+  CHECK(mesh_ring_strides(4, 8) == std::vector<int>{1, 3});
+  CHECK(mesh_ring_strides(6, 8) == std::vector<int>{1, 5});
+  CHECK(mesh_ring_strides(2, 8) == std::vector<int>{1});
+  CHECK(mesh_ring_strides(8, 2) == std::vector<int>{1, 3});
+  SystemConfig mesh = group_config(8, false, {"topology.kind=fully-connected"});
+  CHECK(ring_strides_for(mesh, 16) == std::vector<int>{1, 3, 5, 7});
+  CHECK(ring_strides_for(mesh, 3) == std::vector<int>{1, 3, 5});
+  CHECK(ring_strides_for(group_config(8, false), 16) == std::vector<int>{1});  // a ring
+  CHECK(ring_strides_for(group_config(8, false, {"topology.kind=switch"}), 16) ==
+        std::vector<int>{1});
+  CHECK(ring_strides_for(group_config(2, false, {"topology.kind=fully-connected"}), 16) ==
+        std::vector<int>{1});
+  apply_override(mesh, "workload.sm_rings=one");
+  CHECK(ring_strides_for(mesh, 16) == std::vector<int>{1});
+  for (int n = 2; n <= 16; ++n) {
+    for (int s : mesh_ring_strides(n, n)) {
+      INFO(n << " ranks, stride " << s);
+      // Reduce-scatter: what rank r sends at step t is what r - s sent at t - 1 (plus its own),
+      // every partial visits every rank once, and rank r ends with chunk r + 1 fully reduced.
+      std::vector<std::vector<std::set<int>>> held(n, std::vector<std::set<int>>(n));
+      for (int r = 0; r < n; ++r) {
+        for (int c = 0; c < n; ++c) held[r][c] = {r};
+      }
+      for (int step = 0; step < n - 1; ++step) {
+        auto next_held = held;
+        for (int r = 0; r < n; ++r) {
+          const int c = reduce_scatter_chunk(r, step, n, s);
+          const int to = wrap(r + s, n);
+          CHECK(reduce_scatter_chunk(to, step + 1, n, s) == c);
+          for (int who : held[r][c]) next_held[to][c].insert(who);
+        }
+        held = next_held;
+      }
+      for (int r = 0; r < n; ++r) {
+        CHECK(reduce_scatter_chunk(r, n - 1, n, s) == owner_chunk(r, n));
+        CHECK(held[r][owner_chunk(r, n)].size() == static_cast<std::size_t>(n));
+      }
+      // All-gather: rank r starts from its owned chunk, forwards what arrived, ends with all.
+      for (int r = 0; r < n; ++r) {
+        CHECK(all_gather_chunk(r, 0, n, s) == owner_chunk(r, n));
+        std::set<int> have = {owner_chunk(r, n)};
+        for (int step = 0; step < n - 1; ++step) {
+          const int arrives = all_gather_chunk(wrap(r - s, n), step, n, s);
+          if (step + 1 < n - 1) CHECK(all_gather_chunk(r, step + 1, n, s) == arrives);
+          CHECK(have.insert(arrives).second);
+        }
+      }
+    }
+  }
+  // A stride sharing a factor with n does not visit every rank.
+  CHECK_FALSE(hamiltonian_stride(2, 8));
+  CHECK_FALSE(hamiltonian_stride(0, 8));
+  CHECK_FALSE(hamiltonian_stride(8, 8));
+  CHECK(hamiltonian_stride(5, 8));
+}
+
+TEST_CASE("collective reduce-scatter on 4 rings of 8 fully-connected GPUs, fp32, uneven",
+          "[collective][golden][rings]") {
+  golden({8, Check::ReduceScatter, kElementFp32, FlagPlacement::Mailbox, 0, {1, 3, 5, 7}});
+}
+TEST_CASE("collective reduce-scatter on 2 rings of 4 fully-connected GPUs, fp16, uneven",
+          "[collective][golden][rings]") {
+  golden({4, Check::ReduceScatter, kElementFp16, FlagPlacement::Mailbox, 0, {1, 3}});
+}
+TEST_CASE("collective all-gather on 4 rings of 8 fully-connected GPUs, fp16, uneven",
+          "[collective][golden][rings]") {
+  golden({8, Check::AllGather, kElementFp16, FlagPlacement::Mailbox, 0, {1, 3, 5, 7}});
+}
+TEST_CASE("collective all-gather on 2 rings of 4 fully-connected GPUs, fp32, uneven",
+          "[collective][golden][rings]") {
+  golden({4, Check::AllGather, kElementFp32, FlagPlacement::Mailbox, 0, {1, 3}});
+}
+TEST_CASE("collective all-reduce on 4 rings of 8 fully-connected GPUs, 1001 fp32 elements",
+          "[collective][golden][rings]") {
+  golden({8, Check::AllReduce, kElementFp32, FlagPlacement::Mailbox, 1001, {1, 3, 5, 7}});
+}
+TEST_CASE("collective all-reduce on the stride-3 ring alone of 8 fully-connected GPUs",
+          "[collective][golden][rings]") {
+  golden({8, Check::AllReduce, kElementFp16, FlagPlacement::Mailbox, 0, {3}});
+}
+
+namespace {
+
+// One ring reduce-scatter of 8 MiB + 12 bytes of fp32 on the mi300x-8 preset with the topology
+// `kind`, its rings as ring_strides_for picks them, timed; then every direction of every link
+// carries exactly what the schedule puts on it: from u to u + d, the data and READY flags of the
+// channels on the ring of stride d and the ACKs of those on the ring of stride n - d.
+void check_link_bytes(const char* kind, const std::vector<int>& expected_strides) {
+  SystemConfig config = load_system("mi300x-8");
+  apply_override(config, std::string("topology.kind=") + kind);
+  validate(config);
+  TpGroup group("group", config);
+  const int n = static_cast<int>(config.gpus);
+  CollectiveSpec spec;
+  spec.ranks = n;
+  spec.bytes = (8ull << 20) + 12;
+  spec.channels = 16;
+  spec.ring_strides = ring_strides_for(config, spec.channels);
+  REQUIRE(spec.ring_strides == expected_strides);
+  const auto plan = plan_collective(config.address_map, spec);
+  run_to_completion(group, ring_programs(plan, spec, {CollectiveOp::ReduceScatter}));
+
+  const auto rings = static_cast<int>(spec.ring_strides.size());
+  const std::int64_t elements = spec.elements();
+  std::vector<std::uint64_t> data(static_cast<std::size_t>(n * n), 0);  // [from * n + to]
+  for (int c = 0; c < spec.channels; ++c) {
+    const int s = spec.ring_strides[static_cast<std::size_t>(ring_of_channel(c, rings))];
+    const auto sends = static_cast<std::uint64_t>(
+        channel_slices(elements, n, spec.channels, c, spec.slice_bytes / 4) * (n - 1));
+    for (int g = 0; g < n; ++g) {
+      std::uint64_t bytes = 0;  // every chunk's share but the owned one
+      for (int chunk = 0; chunk < n; ++chunk) {
+        if (chunk == owner_chunk(g, n)) continue;
+        bytes +=
+            4 * static_cast<std::uint64_t>(
+                    channel_range(chunk_range(elements, n, chunk).size(), spec.channels, c).size());
+      }
+      data[static_cast<std::size_t>(g * n + wrap(g + s, n))] += bytes + 8 * sends;  // + READY
+      data[static_cast<std::size_t>(g * n + wrap(g - s, n))] += 8 * sends;          // ACK
+    }
+  }
+  std::vector<int> used_links(static_cast<std::size_t>(n), 0);  // directions carrying data
+  for (int l = 0; l < group.links(); ++l) {
+    const LinkEnds& ends = group.topology().links()[l];
+    for (int direction = 0; direction < 2; ++direction) {
+      const int from = direction == 0 ? ends.a : ends.b;
+      const int to = direction == 0 ? ends.b : ends.a;
+      INFO("link " << from << " -> " << to);
+      const std::uint64_t payload = group.link(l).stats(direction).payload_bytes;
+      CHECK(payload == data[static_cast<std::size_t>(from * n + to)]);
+      if (payload > spec.bytes / 64) ++used_links[static_cast<std::size_t>(from)];
+    }
+  }
+  // Every GPU sends its data on one link per ring.
+  for (int g = 0; g < n; ++g) CHECK(used_links[static_cast<std::size_t>(g)] == rings);
+}
+
+}  // namespace
+
+TEST_CASE("collective ring-sm on mi300x-8 (mesh) moves its data on 4 links of every GPU",
+          "[collective][rings]") {
+  check_link_bytes("fully-connected", {1, 3, 5, 7});
+}
+TEST_CASE("collective ring-sm on mi300x-8 made a ring keeps one ring, bytes per link",
+          "[collective][rings]") {
+  check_link_bytes("ring", {1});
+}
+
+TEST_CASE(
+    "collective rings: a stride that is not coprime, too many rings or a gated ring are "
+    "refused, by the planner and by the dispatcher",
+    "[collective][rings]") {
+  CollectiveSpec spec;
+  spec.ranks = 8;
+  spec.bytes = 8 * 4096;
+  spec.channels = 4;
+  spec.ring_strides = {1, 2};
+  CHECK_THROWS_WITH(check_spec(spec), Contains("ring stride 2 must be in [1, 8) and coprime"));
+  spec.ring_strides = {1, 3, 5, 7, 1};
+  CHECK_THROWS_WITH(check_spec(spec), Contains("ring_strides: 5 rings must be in [1, 4]"));
+  spec.ring_strides = {};
+  CHECK_THROWS_WITH(check_spec(spec), Contains("ring_strides: 0 rings"));
+  spec.direct = true;  // a direct collective has no rings
+  CHECK_NOTHROW(check_spec(spec));
+
+  const SystemConfig config = group_config(8, false, {"topology.kind=fully-connected"});
+  spec.direct = false;
+  spec.ring_strides = {1, 3};
+  const auto plan = plan_collective(config.address_map, spec);
+  CollectiveLaunch gated = ring_launch(plan, spec, 0, CollectiveOp::ReduceScatter, 1);
+  REQUIRE(gated.more_rings.size() == 1);
+  CHECK(gated.more_rings[0].stride == 3);
+  CHECK(gated.more_rings[0].next_buffer == plan[3].buffer);
+  CHECK(gated.more_rings[0].next_flags == plan[3].flags);
+  CHECK(gated.more_rings[0].prev_flags == plan[5].flags);
+  gated.gate = plan[0].dispatcher + reg::kMailbox + 1016;
+  CHECK_THROWS_WITH(collective_program(gated), Contains("a gated reduce-scatter runs on one ring"));
+
+  // Registers written by hand: the dispatcher refuses stride 2 (ring 1 of the even GPUs) and more
+  // rings than channels (the odd ones).
+  TpGroup group("group", config);
+  auto programs = ring_programs(plan, spec, {CollectiveOp::AllGather});
+  for (int g = 0; g < 8; ++g) {
+    const std::uint64_t field =
+        g % 2 == 0 ? reg::ring_register(1, reg::kRingStride) : reg::kCollRings;
+    for (auto& command : programs[static_cast<std::size_t>(g)].commands) {
+      if (command.address == plan[static_cast<std::size_t>(g)].dispatcher + field &&
+          command.value != 1) {
+        command.value = g % 2 == 0 ? 2 : 5;
+      }
+    }
+  }
+  group.load(programs);
+  sc_core::sc_start();
+  for (int g = 0; g < 8; ++g) {
+    INFO("GPU " << g);
+    CHECK_THAT(group.host(g).error(), Contains("bad collective (error 7)"));
+    CHECK(group.gpu(g).dispatcher.dispatched().empty());
+  }
 }

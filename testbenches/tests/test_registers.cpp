@@ -25,7 +25,7 @@ struct DocRow {
 };
 
 // The registers documented under the Markdown heading that starts with `heading`. A table after
-// a line "Array at `0xB + 0xS * i`, i = 0 to N:" lists the registers of one array element at
+// a line "Array at `0xB + 0xS * i`, i = F to N:" lists the registers of one array element at
 // offsets inside the element, with `<i>` in their names; it is expanded for every i.
 std::vector<DocRow> documented(const std::string& heading) {
   std::ifstream file(std::string(T3SIM_SOURCE_DIR) + "/docs/registers.md");
@@ -33,12 +33,12 @@ std::vector<DocRow> documented(const std::string& heading) {
   std::vector<DocRow> rows;
   std::string line;
   bool inside = false;
-  std::uint64_t base = 0, stride = 0, last = 0;
+  std::uint64_t base = 0, stride = 0, first = 0, last = 0;
   bool array = false;
   bool array_rows = false;  // the array's table has started
   const std::regex row(R"(^\| `0x([0-9a-f]+)` \| `([A-Z_0-9<>i]+)` \| (RO|RW) \|)");
   const std::regex array_line(
-      R"(^Array at `0x([0-9a-f]+) \+ 0x([0-9a-f]+) \* i`, i = 0 to (\d+):)");
+      R"(^Array at `0x([0-9a-f]+) \+ 0x([0-9a-f]+) \* i`, i = (\d+) to (\d+):)");
   while (std::getline(file, line)) {
     std::smatch match;
     if (line.rfind("## ", 0) == 0) {
@@ -49,7 +49,8 @@ std::vector<DocRow> documented(const std::string& heading) {
       array_rows = false;
       base = std::stoull(match[1], nullptr, 16);
       stride = std::stoull(match[2], nullptr, 16);
-      last = std::stoull(match[3]);
+      first = std::stoull(match[3]);
+      last = std::stoull(match[4]);
     } else if (line.empty()) {
       if (array_rows) array = false;  // the blank line after the array's table ends it
     } else if (inside && std::regex_search(line, match, row)) {
@@ -60,7 +61,7 @@ std::vector<DocRow> documented(const std::string& heading) {
         continue;
       }
       array_rows = true;
-      for (std::uint64_t i = 0; i <= last; ++i) {
+      for (std::uint64_t i = first; i <= last; ++i) {
         std::string expanded = name;
         expanded.replace(expanded.find("<i>"), 3, std::to_string(i));
         rows.push_back({base + i * stride + offset, expanded, match[3] == "RW"});

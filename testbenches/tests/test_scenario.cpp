@@ -8,6 +8,8 @@
 
 #include "config/config_io.h"
 #include "experiments/scenario_run.h"
+#include "protocol/dispatcher_registers.h"
+#include "protocol/mmio_map.h"
 #include "testbenches/scenario_check.h"
 #include "testbenches/small_system.h"
 #include "workloads/model_zoo.h"
@@ -27,13 +29,32 @@ std::uint64_t bytes(const nlohmann::json& result, const char* category) {
   return result["dram_bytes"][category].get<std::uint64_t>();
 }
 
+// The ring counts the plan's ring collectives are launched with (COLL_RINGS written above 1),
+// over every GPU's program.
+std::multiset<std::uint32_t> rings_launched(const ScenarioPlan& plan) {
+  std::multiset<std::uint32_t> rings;
+  for (const Program& program : plan.programs) {
+    for (const HostCommand& command : program.commands) {
+      if (command.kind == HostCommand::Kind::WriteRegister &&
+          command.address % mmio_map::kBlockSize == dispatcher::kCollRings && command.value > 1) {
+        rings.insert(command.value);
+      }
+    }
+  }
+  return rings;
+}
+
 nlohmann::json run_golden(int gpus, Scenario scenario, const char* ring = "descending",
-                          int split = 1) {
+                          int split = 1, const std::vector<std::string>& extra = {},
+                          std::multiset<std::uint32_t>* rings = nullptr) {
   SystemConfig config = small_system(gpus);
   apply_override(config, std::string("workload.ring=") + ring);
   apply_override(config, "workload.split=" + std::to_string(split));
+  for (const std::string& assignment : extra) apply_override(config, assignment);
+  validate(config);
   const ScenarioPlan plan =
       plan_scenario(config, small_shape(gpus), scenario, kElementFp32, kElementFp32);
+  if (rings != nullptr) *rings = rings_launched(plan);
   ScenarioRun run(config, plan);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   const ScenarioCheck check(run.group(), plan, 7);
@@ -170,6 +191,50 @@ TEST_CASE("t3-mca scenario on the ascending ring reduces and gathers exactly on 
           "[scenario]") {
   check_fused(4, Scenario::T3Mca, "ascending");
 }
+// On a fully-connected group the SM ring collectives spread over every coprime-stride ring
+// (protocol/ring.h, Several rings); each GPU still ends with the chunk the stride-1 ring gives it.
+TEST_CASE("sequential scenario on 8 fully-connected GPUs reduces and gathers exactly on 4 rings",
+          "[scenario][rings]") {
+  std::multiset<std::uint32_t> rings;
+  const nlohmann::json result = run_golden(8, Scenario::Sequential, "descending", 1,
+                                           {"topology.kind=fully-connected"}, &rings);
+  CHECK(result["phases"].size() == 3);
+  CHECK(result["dma"]["transfers"] == 0);
+  CHECK(rings == std::multiset<std::uint32_t>{{4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4}});
+}
+TEST_CASE("sequential scenario on 4 fully-connected GPUs reduces and gathers exactly on 2 rings",
+          "[scenario][rings]") {
+  std::multiset<std::uint32_t> rings;
+  run_golden(4, Scenario::Sequential, "descending", 1, {"topology.kind=fully-connected"}, &rings);
+  CHECK(rings == std::multiset<std::uint32_t>{{2, 2, 2, 2, 2, 2, 2, 2}});
+}
+TEST_CASE("t3 on 8 fully-connected GPUs: direct reduce-scatter, all-gather exact on 4 rings",
+          "[scenario][rings]") {
+  std::multiset<std::uint32_t> rings;
+  const nlohmann::json result =
+      run_golden(8, Scenario::T3, "descending", 1, {"topology.kind=fully-connected"}, &rings);
+  CHECK(result["collective"] == "direct");
+  CHECK(rings == std::multiset<std::uint32_t>{{4, 4, 4, 4, 4, 4, 4, 4}});  // the all-gathers
+}
+TEST_CASE("t3-mca on 4 fully-connected GPUs of the ascending ring gathers exactly on 2 rings",
+          "[scenario][rings]") {
+  // Ring collectives on the mesh: the fused reduce-scatter on T3's ascending ring, then the
+  // all-gather on two rings in its ring ranks (GPU g is rank -g).
+  std::multiset<std::uint32_t> rings;
+  const nlohmann::json result =
+      run_golden(4, Scenario::T3Mca, "ascending", 1,
+                 {"topology.kind=fully-connected", "workload.collective=ring"}, &rings);
+  CHECK(result["collective"] == "ring");
+  CHECK(rings == std::multiset<std::uint32_t>{{2, 2, 2, 2}});
+}
+TEST_CASE("slicing on 4 fully-connected GPUs reduces and gathers exactly on 2 rings per band",
+          "[scenario][rings]") {
+  std::multiset<std::uint32_t> rings;
+  run_golden(4, Scenario::Slicing, "descending", 1, {"topology.kind=fully-connected"}, &rings);
+  CHECK(rings.size() == 4 * 4 * 2);  // 4 GPUs x 4 bands x (reduce-scatter, all-gather)
+  CHECK(rings.count(2) == rings.size());
+}
+
 TEST_CASE("ideal-rs-nmc scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
   check_dma_reduce_scatter(2);
 }

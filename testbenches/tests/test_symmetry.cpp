@@ -88,9 +88,11 @@ TEST_CASE("tags move with their chunk; untracked tags and tags past the band do 
 // On a mesh the collectives follow the ring (workload.collective = ring): the direct ones are
 // refused under symmetry (below).
 void check_symmetric(int tp, const std::string& topology) {
+  // On a mesh the SM collectives keep one ring (workload.sm_rings = one): several rings are
+  // refused under symmetry (below).
   const std::string args = "--model mega-gpt-2 --sublayer fc2 --tokens 2048 --jobs 2 --tp " +
                            std::to_string(tp) + " --set topology.kind=" + topology +
-                           " --set workload.collective=ring";
+                           " --set workload.collective=ring --set workload.sm_rings=one";
   const std::string name = "symmetry-" + topology + "-" + std::to_string(tp);
   const nlohmann::json full = run_json("compare", args, name + "-full.json");
   const nlohmann::json symmetric =
@@ -175,4 +177,9 @@ TEST_CASE("rotational symmetry is refused where no GPU stands for another", "[sy
   check_refused("--tp 2 --tokens 1024", "sim.symmetry: rotational needs at least 3 GPUs");
   check_refused("--tp 8 --tokens 2048 --set topology.kind=fully-connected",
                 "sim.symmetry: rotational does not match an every-GPU run for direct collectives");
+  check_refused(
+      "--tp 8 --tokens 2048 --set topology.kind=fully-connected "
+      "--set workload.collective=ring",
+      "sim.symmetry: rotational does not match an every-GPU run for SM ring collectives "
+      "on several rings yet (workload.sm_rings = auto");
 }
