@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -23,10 +24,17 @@ namespace {
 t3::RotationMap band(int sign) {
   t3::RotationMap map;
   map.gpus = 4;
-  map.band_offset = 0x10000;
-  map.chunk_bytes = 0x1000;
-  map.sign = sign;
-  map.tags_per_chunk = 8;
+  map.bands = {{0x10000, 0x1000, sign, 0, 8}};
+  return map;
+}
+
+// 4 GPUs, three bands as slicing lays them out (each slice's buffer, its FIFO after it): at
+// 0x10000, 0x20000 and 0x30000, chunks of 0x800 (0x2000 per band); the third numbered the other
+// way round; tags: 2 per chunk from 100 in band 1, none elsewhere.
+t3::RotationMap bands() {
+  t3::RotationMap map;
+  map.gpus = 4;
+  map.bands = {{0x10000, 0x800, 1, 0, 0}, {0x20000, 0x800, 1, 100, 2}, {0x30000, 0x800, -1, 0, 0}};
   return map;
 }
 
@@ -62,6 +70,64 @@ TEST_CASE("a chunk of the band moves with the GPU shift, everything else keeps i
   t3::RotationMap none;
   none.gpus = 4;
   CHECK(t3::rotate_hbm_offset(none, 0x11020, -1) == 0x11020);
+  // An empty band (no chunk bytes) moves nothing either.
+  t3::RotationMap empty = band(1);
+  empty.bands.front().chunk_bytes = 0;
+  CHECK(t3::rotate_hbm_offset(empty, 0x11020, -1) == 0x11020);
+}
+
+TEST_CASE("each band of a multi-band map moves its own chunks, offsets between bands stay",
+          "[symmetry]") {
+  const t3::RotationMap map = bands();
+  // Band 1 (from 0x20000), chunk 3, 0x10 into it: a shift of +1 moves it to chunk 0 of band 1.
+  CHECK(t3::rotate_hbm_offset(map, 0x21810, 1) == 0x20010);
+  // Band 1 chunk 1 -> chunk 1 + 2 = 3, same place inside the chunk; never into another band.
+  CHECK(t3::rotate_hbm_offset(map, 0x208ff, 2) == 0x218ff);
+  CHECK(t3::rotate_hbm_offset(map, 0x20000, -1) == 0x21800);
+  // Band 0 and band 1 at the same chunk and shift move alike, each inside its own band.
+  CHECK(t3::rotate_hbm_offset(map, 0x10810, 1) == 0x11010);
+  CHECK(t3::rotate_hbm_offset(map, 0x20810, 1) == 0x21010);
+  // Band 2 is numbered the other way round: chunk 1 with a shift of +1 is chunk 0.
+  CHECK(t3::rotate_hbm_offset(map, 0x30810, 1) == 0x30010);
+  // Between bands (each band's FIFO), before the first and after the last: unchanged.
+  for (const std::uint64_t outside :
+       {std::uint64_t{0xffff}, std::uint64_t{0x12000}, std::uint64_t{0x1ffff},
+        std::uint64_t{0x22000}, std::uint64_t{0x2ffff}, std::uint64_t{0x32000}}) {
+    INFO(std::hex << outside);
+    CHECK(t3::rotate_hbm_offset(map, outside, 1) == outside);
+    CHECK(t3::rotate_hbm_offset(map, outside, -3) == outside);
+  }
+  // The last byte of each band stays in its band.
+  CHECK(t3::rotate_hbm_offset(map, 0x11fff, 1) == 0x107ff);
+  CHECK(t3::rotate_hbm_offset(map, 0x21fff, 1) == 0x207ff);
+  CHECK(t3::rotate_hbm_offset(map, 0x31fff, 1) == 0x317ff);
+  // Tags of band 1 (100..107, two per chunk) move with their chunk; others stay.
+  CHECK(t3::rotate_tag(map, 107, 1) == 101);  // chunk 3, tag 1 of it -> chunk 0
+  CHECK(t3::rotate_tag(map, 102, -1) == 100);
+  CHECK(t3::rotate_tag(map, 99, 1) == 99);
+  CHECK(t3::rotate_tag(map, 108, 1) == 108);
+  CHECK(t3::rotate_tag(map, 3, 1) == 3);
+}
+
+TEST_CASE("a rotation map with overlapping or unordered bands is refused", "[symmetry]") {
+  CHECK(t3::rotation_map_error(bands()).empty());
+  CHECK(t3::rotation_map_error(band(1)).empty());
+  CHECK(t3::rotation_map_error(t3::RotationMap{}).empty());
+  t3::RotationMap overlapping = bands();
+  overlapping.bands[1].offset = 0x11800;  // band 0 ends at 0x12000
+  CHECK(t3::rotation_map_error(overlapping) == "band 1 starts before band 0 ends");
+  t3::RotationMap unordered = bands();
+  std::swap(unordered.bands[0], unordered.bands[2]);
+  CHECK(t3::rotation_map_error(unordered) == "band 1 starts before band 0 ends");
+  t3::RotationMap tags = bands();
+  tags.bands[2].tags_per_chunk = 1;
+  tags.bands[2].first_tag = 107;  // band 1's tags are 100..107
+  CHECK(t3::rotation_map_error(tags) == "band 2's tags overlap band 1's");
+  tags.bands[2].first_tag = 108;
+  CHECK(t3::rotation_map_error(tags).empty());
+  t3::RotationMap sign = bands();
+  sign.bands[0].sign = 2;
+  CHECK(t3::rotation_map_error(sign) == "band 0: sign 2 is not +1 or -1");
 }
 
 TEST_CASE("tags move with their chunk; untracked tags and tags past the band do not",
@@ -74,7 +140,7 @@ TEST_CASE("tags move with their chunk; untracked tags and tags past the band do 
   CHECK(t3::rotate_tag(map, 0xffffffffu, -1) == 0xffffffffu);
   CHECK(t3::rotate_tag(map, 32, -1) == 32);  // chunk 4 of 4: not the band's
   t3::RotationMap untagged = band(1);
-  untagged.tags_per_chunk = 0;
+  untagged.bands.front().tags_per_chunk = 0;
   CHECK(t3::rotate_tag(untagged, 9, -1) == 9);
 }
 
