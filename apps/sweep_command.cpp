@@ -85,7 +85,9 @@ ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point,
   // scenario's programs rotate, unless --full or the suite chose for itself.
   const bool chosen = std::any_of(sets.begin(), sets.end(), names_symmetry) ||
                       std::any_of(point.sets.begin(), point.sets.end(), names_symmetry);
-  const bool rotate = std::all_of(scenarios.begin(), scenarios.end(), rotation_invariant);
+  const bool rotate = std::all_of(scenarios.begin(), scenarios.end(), [&](Scenario scenario) {
+    return rotation_invariant(job.config, scenario);
+  });
   if (!values.count("full") && !chosen && rotate &&
       rotational_symmetry_refusal(job.config).empty()) {
     job.config.sim.symmetry = Symmetry::Rotational;

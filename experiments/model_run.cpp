@@ -101,8 +101,8 @@ std::vector<KernelSim> sims_of(const LayerKernel& kernel, const ModelRequest& re
       KernelSim sim;
       sim.kind = KernelSim::Kind::Sublayer;
       sim.config = request.config;
-      // One GPU stands for the group only for scenarios whose programs rotate (not slicing).
-      if (!rotation_invariant(scenario)) sim.config.sim.symmetry = Symmetry::None;
+      // One GPU stands for the group only for scenarios whose programs rotate.
+      if (!rotation_invariant(sim.config, scenario)) sim.config.sim.symmetry = Symmetry::None;
       sim.shape = kernel.gemm;
       sim.scenario = scenario;
       sim.cost = 2.0 * kernel.gemm.m * kernel.gemm.n * kernel.gemm.k;

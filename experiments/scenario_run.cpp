@@ -73,9 +73,11 @@ ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
     : config_(scenario_config(config, plan.scenario)), plan_(plan) {
   if (config_.sim.symmetry == Symmetry::Rotational && plan_.rotation.gpus == 0) {
     throw ConfigError(std::string("sim.symmetry: rotational cannot stand for scenario ") +
-                      to_string(plan_.scenario) +
-                      ": its GPUs' programs are not rotations of one another (set "
-                      "sim.symmetry=none)");
+                      to_string(plan_.scenario) + ": " +
+                      (plan_.rotation_refused.empty()
+                           ? std::string("its GPUs' programs are not rotations of one another")
+                           : plan_.rotation_refused) +
+                      " (set sim.symmetry=none)");
   }
   group_ = std::make_unique<TpGroup>("group", config_, plan_.rotation);
   group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {

@@ -103,6 +103,43 @@ void require_equal_chunks(const SystemConfig& config, const GemmShape& shape) {
   }
 }
 
+// States the `bytes` at GPU 0's `buffer` (a ring collective's buffer, at the same offset on every
+// GPU) as a band of the plan's rotation: n chunks whose positions follow GPU indices by `sign`,
+// `tags_per_chunk` tracking tags each. Buffers whose elements do not split into n equal chunks
+// (chunk_range) leave the plan without a rotation: GPU g's chunks are then not GPU 0's moved.
+void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint64_t buffer,
+                       std::uint64_t bytes, ElementCode element, const std::string& what,
+                       int sign = 1, std::uint32_t tags_per_chunk = 0) {
+  if (!plan.rotation_refused.empty()) return;
+  const auto n = static_cast<std::uint64_t>(config.gpus);
+  const std::uint64_t element_bytes = bytes_of(element, 1);
+  if (bytes % (n * element_bytes) != 0) {
+    plan.rotation = {};
+    plan.rotation_refused = what + "'s " + std::to_string(bytes / element_bytes) +
+                            " elements do not split into " + std::to_string(n) +
+                            " equal chunks, so the GPUs' programs are not rotations of one another";
+    return;
+  }
+  plan.rotation.gpus = static_cast<int>(config.gpus);
+  plan.rotation.bands.push_back({buffer - hbm_base(config, 0), bytes / n, sign, 0, tags_per_chunk});
+}
+
+// C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
+// GPU g's chunk positions are GPU 0's moved by g: one band.
+void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+                   int sign, std::uint32_t tags_per_chunk) {
+  const std::uint64_t offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
+  for (int g = 0; g < config.gpus; ++g) {
+    if (plan.gemm.gpus[static_cast<std::size_t>(g)].buffers.c - hbm_base(config, g) != offset) {
+      throw std::logic_error("scenario: GPU " + std::to_string(g) +
+                             "'s output is not at GPU 0's offset, so GPUs are not rotations of "
+                             "one another");
+    }
+  }
+  add_rotation_band(config, plan, plan.gemm.gpus.front().buffers.c, plan.output_bytes, out_element,
+                    "C", sign, tags_per_chunk);
+}
+
 // GEMM, then a reduce-scatter (SM ring or DMA + NMC), then the SM ring all-gather.
 void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
                      bool dma_reduce_scatter) {
@@ -112,6 +149,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
   const RingOnOutput ring =
       ring_on_output(config, plan, out_element, T3Ring{static_cast<int>(config.gpus)});
   std::vector<Program> dma_rs;
+  std::uint32_t dma_tags_per_chunk = 0;  // the DMA ring tags its slices chunk by chunk
   if (dma_reduce_scatter) {
     DmaCollectiveSpec spec;
     plan.direct = direct_collective(config);
@@ -121,7 +159,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
     spec.element = out_element;
     std::vector<std::uint64_t> buffers;
     for (const GpuGemm& gpu : plan.gemm.gpus) buffers.push_back(gpu.buffers.c);
-    plan.rotation.tags_per_chunk = static_cast<std::uint32_t>(dma_slices(spec));
+    dma_tags_per_chunk = static_cast<std::uint32_t>(dma_slices(spec));
     dma_rs = dma_collective_programs(config, buffers, spec, {CollectiveOp::ReduceScatter});
   }
   for (int g = 0; g < config.gpus; ++g) {
@@ -141,6 +179,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
     plan.programs.push_back(std::move(program));
     plan.owned_chunks.push_back(owner_chunk(g, static_cast<int>(config.gpus)));
   }
+  rotate_output(config, plan, out_element, 1, dma_tags_per_chunk);
 }
 
 // T3's fused GEMM + reduce-scatter, then the SM ring all-gather.
@@ -165,8 +204,9 @@ void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan
     plan.owned_chunks.push_back(fused.ring.owned_chunk(g));
   }
   plan.programs = std::move(programs);
-  plan.rotation.sign = fused.ring.direction == RingDirection::Descending ? 1 : -1;
-  plan.rotation.tags_per_chunk = static_cast<std::uint32_t>(fused.tiles_per_chunk);
+  rotate_output(config, plan, out_element,
+                fused.ring.direction == RingDirection::Descending ? 1 : -1,
+                static_cast<std::uint32_t>(fused.tiles_per_chunk));
 }
 
 // C itself, one band.
@@ -245,6 +285,10 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
     OutputBand band{static_cast<std::uint64_t>(i) * band_bytes, band_bytes, {}};
     for (const CollectiveGpuLayout& gpu : layouts.back()) band.address.push_back(gpu.buffer);
     plan.bands.push_back(std::move(band));
+    // Every GPU does slice i at the same time, and slice i's ring is rank g on GPU g: its buffer
+    // rotates as C does in sequential; its FIFO (after it) keeps its offset.
+    add_rotation_band(config, plan, first.buffer, band_bytes, out_element,
+                      "slice " + std::to_string(i));
     offset = first.end - hbm_base(config, 0);
   }
 
@@ -456,6 +500,9 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
   const RingOnOutput gather = ring_on_output(config, plan, out_element, T3Ring{n});
   if (config.workload.commfuse_engine == CommFuseEngine::Copy) {
     plan_commfuse_copy(config, plan, out_element, gather);
+    plan.rotation_refused =
+        "with workload.commfuse_engine = copy the copy engine moves its flags between the GPUs' "
+        "mailboxes (MMIO, which the rotation does not map)";
     return;
   }
   // The reduce-scatter moves each step's chunk whole (one slice per channel), so a step waits only
@@ -507,6 +554,7 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
     plan.programs.push_back(std::move(program));
     plan.owned_chunks.push_back(owner_chunk(g, n));
   }
+  rotate_output(config, plan, out_element, 1, 0);
 }
 
 // Sequential for an all-gathered input: the ring all-gather of A, then the whole GEMM.
@@ -525,6 +573,8 @@ void plan_gather_sequential(const SystemConfig& config, ScenarioPlan& plan, Elem
     plan.programs.push_back(std::move(program));
     plan.owned_chunks.push_back(owner_chunk(g, n));
   }
+  // The ring's chunks are A's row bands, GPU g ring rank g (ring_on checked A's offsets).
+  add_rotation_band(config, plan, ring.layout.front().buffer, ring.spec.bytes, element, "A");
 }
 
 // CommFuse's Flash-AG (see scenario.h): the ring all-gather of A on queue 1 from the start, each
@@ -582,22 +632,10 @@ void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCod
     plan.programs.push_back(std::move(program));
     plan.owned_chunks.push_back(owner_chunk(g, n));
   }
-}
-
-// C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
-// GPU g's chunk positions are GPU 0's moved by g; the planners above set sign and tags.
-void set_rotation_band(const SystemConfig& config, ScenarioPlan& plan) {
-  plan.rotation.gpus = static_cast<int>(config.gpus);
-  plan.rotation.band_offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
-  plan.rotation.chunk_bytes = plan.output_bytes / static_cast<std::uint64_t>(config.gpus);
-  for (int g = 0; g < config.gpus; ++g) {
-    if (plan.gemm.gpus[static_cast<std::size_t>(g)].buffers.c - hbm_base(config, g) !=
-        plan.rotation.band_offset) {
-      throw std::logic_error("scenario: GPU " + std::to_string(g) +
-                             "'s output is not at GPU 0's offset, so GPUs are not rotations of "
-                             "one another");
-    }
-  }
+  // GPU g's program is GPU 0's with every chunk moved by g: the ring is rank g on GPU g, and the
+  // GEMM takes the bands in the order the ring brings them, starting from the one GPU g holds.
+  // Only the ring crosses GPUs (into A's row bands; C stays local).
+  add_rotation_band(config, plan, ring.layout.front().buffer, ring.spec.bytes, element, "A");
 }
 
 }  // namespace
@@ -606,8 +644,8 @@ std::vector<Scenario> all_scenarios() {
   return kScenarios;
 }
 
-bool rotation_invariant(Scenario scenario) {
-  return scenario != Scenario::Slicing && scenario != Scenario::CommFuseAg;
+bool rotation_invariant(const SystemConfig& config, Scenario scenario) {
+  return scenario != Scenario::CommFuse || config.workload.commfuse_engine != CommFuseEngine::Copy;
 }
 
 std::vector<Scenario> known_scenarios() {
@@ -712,16 +750,7 @@ ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, S
           "scenario commfuse-ag overlaps an all-gather of the GEMM's input: it needs a sublayer "
           "that gathers its input (fc1-ag)");
   }
-  // No rotation (every GPU is simulated) where GPUs are not rotations of one another, nor for
-  // CommFuse's copy-engine variant, whose flags the copy engine moves between mailboxes (MMIO,
-  // which the rotation does not map).
-  if (scenario == Scenario::CommFuse && config.workload.commfuse_engine == CommFuseEngine::Copy) {
-    plan.bands = {whole_output(plan)};
-    return plan;
-  }
-  if (!rotation_invariant(scenario)) return plan;
-  plan.bands = {whole_output(plan)};
-  set_rotation_band(config, plan);
+  if (plan.bands.empty()) plan.bands = {whole_output(plan)};
   return plan;
 }
 

@@ -55,9 +55,12 @@ enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing, CommFus
 std::vector<Scenario> all_scenarios();
 // Every scenario there is: the five, then the software-overlap ones.
 std::vector<Scenario> known_scenarios();
-// Whether every GPU's program is GPU 0's rotated (ScenarioPlan::rotation), so that one GPU can
-// stand for the group (sim.symmetry): not slicing, whose bands each have their own buffer.
-bool rotation_invariant(Scenario scenario);
+// Whether every GPU's program is GPU 0's rotated (ScenarioPlan::rotation) on `config`, so that
+// one GPU can stand for the group (sim.symmetry): every scenario but CommFuse's copy-engine
+// variant, whose flags the copy engine moves between mailboxes (MMIO, which the rotation does not
+// map). A plan may still state no rotation for a shape whose chunks are unequal
+// (ScenarioPlan::rotation_refused).
+bool rotation_invariant(const SystemConfig& config, Scenario scenario);
 // "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse", "commfuse-ag".
 const char* to_string(Scenario scenario);
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
@@ -104,8 +107,11 @@ struct ScenarioPlan {
   // A's row band owner_chunk(g) and every GPU computes its own C (nothing is reduced).
   bool gathers_input = false;
   // Every GPU's program is GPU 0's rotated by its index: how addresses and tags move with it
-  // (protocol/rotation.h). The band is C, whose chunk positions the collectives number.
+  // (protocol/rotation.h). The bands are the buffers whose chunk positions the collectives
+  // number: C; each slice's buffer (slicing); A (a gathers_input sublayer).
   RotationMap rotation;
+  // Why the plan states no rotation (rotation.gpus = 0), for the refusal of sim.symmetry.
+  std::string rotation_refused;
 };
 
 // Throws std::invalid_argument naming what cannot be planned (e.g. an output whose tile rows do

@@ -28,6 +28,9 @@ int simulated_gpus(const SystemConfig& config, const std::optional<RotationMap>&
   if (const std::string why = rotational_symmetry_refusal(config); !why.empty()) {
     throw ConfigError("sim.symmetry: rotational " + why);
   }
+  if (const std::string why = rotation_map_error(*rotation); !why.empty()) {
+    throw std::logic_error("sim.symmetry: the plan's rotation is unusable: " + why);
+  }
   if (rotation->gpus != config.gpus) {
     throw ConfigError("sim.symmetry: the plan's rotation is for " + std::to_string(rotation->gpus) +
                       " GPUs, the group has " + std::to_string(config.gpus));

@@ -1,7 +1,7 @@
 #!/bin/sh
-# Test sweep_symmetry: a sweep simulates one GPU per run under rotational symmetry by default and
-# every GPU with --full (records, summary and emitted jobs say which); scripts/compare-sweeps
-# finds the two within 0.5% in time and flags a run that is not.
+# Test sweep_symmetry: a sweep simulates one GPU per run under rotational symmetry by default
+# (slicing too) and every GPU with --full (records, summary and emitted jobs say which);
+# scripts/compare-sweeps finds the two within 0.5% in time and flags a run that is not.
 #   sweep_symmetry.sh T3SIM COMPARE_SWEEPS WORK_DIR
 set -eu
 T3SIM=$1
@@ -15,7 +15,7 @@ mkdir -p "$WORK"
 cd "$WORK"
 cat > suite.json <<'JSON'
 {"name": "tiny4", "models": ["mega-gpt-2"], "tp": [4], "sublayers": ["fc2"], "tokens": [2048],
- "scenarios": ["sequential", "t3"]}
+ "scenarios": ["sequential", "t3", "slicing"]}
 JSON
 "$T3SIM" sweep --suite suite.json --out one --jobs 2 > one.log 2>&1 || fail "sweep failed"
 "$T3SIM" sweep --suite suite.json --out full --jobs 2 --full > full.log 2>&1 ||

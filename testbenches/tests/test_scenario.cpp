@@ -152,12 +152,60 @@ TEST_CASE("slicing refuses a split that does not cut the rows, naming it", "[sce
   apply_override(config, "workload.split=3");  // 12 slices of 256 rows: not whole tile rows
   CHECK_THROWS_WITH(plan_scenario(config, small_shape(4), Scenario::Slicing),
                     Catch::Contains("workload.split = 3"));
-  // Its bands are not rotations of one another: one GPU cannot stand for the group.
-  apply_override(config, "workload.split=1");
-  apply_override(config, "sim.mode=timing");
+}
+
+// Every GPU does slice i at the same time on its own copy of slice i's buffer, rank g of its ring
+// on GPU g: the plan states one rotation band per slice, where the slice's buffer lies.
+TEST_CASE("slicing states one rotation band per slice, at each slice's buffer", "[scenario]") {
+  SystemConfig config = small_system(4, SimMode::Timing);
+  apply_override(config, "workload.split=2");
+  const ScenarioPlan plan = plan_scenario(config, small_shape(4), Scenario::Slicing);
+  CHECK(plan.rotation_refused.empty());
+  CHECK(rotation_map_error(plan.rotation).empty());
+  CHECK(plan.rotation.gpus == 4);
+  REQUIRE(plan.bands.size() == 8);
+  REQUIRE(plan.rotation.bands.size() == plan.bands.size());
+  for (std::size_t i = 0; i < plan.bands.size(); ++i) {
+    INFO("slice " << i);
+    const RotationBand& band = plan.rotation.bands[i];
+    CHECK(band.offset == plan.bands[i].address.front() - hbm_base(config, 0));
+    for (int g = 0; g < 4; ++g) {
+      CHECK(plan.bands[i].address[static_cast<std::size_t>(g)] - hbm_base(config, g) ==
+            band.offset);
+    }
+    CHECK(band.chunk_bytes * 4 == plan.bands[i].bytes);
+    CHECK(band.sign == 1);
+    CHECK(band.tags_per_chunk == 0);
+  }
+  // One GPU stands for the group.
   apply_override(config, "sim.symmetry=rotational");
-  CHECK_THROWS_WITH(ScenarioRun(config, plan_scenario(config, small_shape(4), Scenario::Slicing)),
-                    Catch::Contains("sim.symmetry: rotational"));
+  ScenarioRun run(config, plan);
+  CHECK(run.group().gpus() == 1);
+}
+
+TEST_CASE("rotational symmetry refuses slices whose chunks are unequal, saying why", "[scenario]") {
+  // 3 GPUs, one slice each: 64 rows x 40 columns = 2560 elements per slice, not 3 equal chunks.
+  SystemConfig config = small_system(3, SimMode::Timing);
+  const ScenarioPlan plan = plan_scenario(config, small_shape(3), Scenario::Slicing);
+  CHECK(plan.rotation.gpus == 0);
+  CHECK(plan.rotation.bands.empty());
+  apply_override(config, "sim.symmetry=rotational");
+  CHECK_THROWS_WITH(ScenarioRun(config, plan),
+                    Catch::Contains("sim.symmetry: rotational cannot stand for scenario slicing: "
+                                    "slice 0's 2560 elements do not split into 3 equal chunks"));
+}
+
+TEST_CASE("rotational symmetry refuses commfuse on the copy engine, saying why", "[scenario]") {
+  SystemConfig config = small_system(4, SimMode::Timing);
+  apply_override(config, "workload.commfuse_engine=copy");
+  CHECK_FALSE(rotation_invariant(config, Scenario::CommFuse));
+  CHECK(rotation_invariant(config, Scenario::Slicing));
+  CHECK(rotation_invariant(config, Scenario::CommFuseAg));
+  const ScenarioPlan plan = plan_scenario(config, small_shape(4), Scenario::CommFuse);
+  CHECK(plan.rotation.gpus == 0);
+  apply_override(config, "sim.symmetry=rotational");
+  CHECK_THROWS_WITH(ScenarioRun(config, plan), Catch::Contains("moves its flags between the GPUs' "
+                                                               "mailboxes"));
 }
 
 TEST_CASE("sequential scenario reduces and gathers exactly on 2 GPUs", "[scenario]") {
