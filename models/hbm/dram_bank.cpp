@@ -81,62 +81,70 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
     throw ConfigError("hbm.bank.address_map: '" + b.address_map +
                       "' must name each of row, bank, column, pseudochannel, channel once");
   }
+  const auto log2_or_none = [](std::uint64_t value) {
+    if (!power_of_two(static_cast<std::int64_t>(value))) return -1;
+    int shift = 0;
+    while ((std::uint64_t{1} << shift) < value) ++shift;
+    return shift;
+  };
+  std::uint64_t divisor = 1;
   for (auto it = msb_first.rbegin(); it != msb_first.rend(); ++it) {
-    std::uint64_t radix = 1;
+    Digit digit;
     switch (*it) {
       case Field::Row:
-        radix = rows_;
+        digit.radix = rows_;
         break;
       case Field::Bank:
-        radix = static_cast<std::uint64_t>(banks_per_group_);
+        digit.radix = static_cast<std::uint64_t>(banks_per_group_);
         break;
       case Field::Column:
-        radix = column_high_;
+        digit.radix = column_high_;
         break;
       case Field::PseudoChannel:
-        radix = static_cast<std::uint64_t>(pseudo_channels_);
+        digit.radix = static_cast<std::uint64_t>(pseudo_channels_);
         break;
       case Field::Channel:
-        radix = static_cast<std::uint64_t>(channels_);
+        digit.radix = static_cast<std::uint64_t>(channels_);
         break;
     }
-    // Powers of two decode with shifts and masks (the address bits), others by division.
-    int shift = -1;
-    if ((radix & (radix - 1)) == 0) {
-      shift = 0;
-      while ((std::uint64_t{1} << shift) < radix) ++shift;
+    digit.divisor = divisor;
+    digit.shift = log2_or_none(divisor);
+    digit.mask = log2_or_none(digit.radix) >= 0;
+    digit.top = it + 1 == msb_first.rend();
+    divisor *= digit.radix;
+    switch (*it) {
+      case Field::Row:
+        row_ = digit;
+        break;
+      case Field::Bank:
+        bank_ = digit;
+        break;
+      case Field::Column:
+        break;  // not needed: a granule's bursts are counted from its start
+      case Field::PseudoChannel:
+        pseudo_channel_ = digit;
+        break;
+      case Field::Channel:
+        channel_ = digit;
+        break;
     }
-    digits_.push_back({*it, radix, shift});
   }
+  interleave_shift_ = log2_or_none(interleave_);
+  burst_shift_ = log2_or_none(static_cast<std::uint64_t>(burst_bytes_));
 }
 
 DramLocation DramAddressMap::locate(std::uint64_t offset, std::uint32_t bytes) const {
   DramLocation where;
-  const std::uint64_t inside = offset % interleave_;
-  where.first_burst = static_cast<int>(inside / static_cast<std::uint64_t>(burst_bytes_));
-  const std::uint64_t last = (inside + bytes - 1) / static_cast<std::uint64_t>(burst_bytes_);
+  const bool shifts = interleave_shift_ >= 0;
+  const std::uint64_t granule = shifts ? offset >> interleave_shift_ : offset / interleave_;
+  const std::uint64_t inside = shifts ? offset & (interleave_ - 1) : offset % interleave_;
+  where.first_burst = static_cast<int>(inside >> burst_shift_);
+  const std::uint64_t last = (inside + bytes - 1) >> burst_shift_;
   where.bursts = static_cast<int>(last) - where.first_burst + 1;
-  std::uint64_t rest = offset / interleave_;
-  for (const Digit& digit : digits_) {
-    const std::uint64_t value = digit.shift >= 0 ? rest & (digit.radix - 1) : rest % digit.radix;
-    rest = digit.shift >= 0 ? rest >> digit.shift : rest / digit.radix;
-    switch (digit.field) {
-      case Field::Channel:
-        where.channel = static_cast<int>(value);
-        break;
-      case Field::PseudoChannel:
-        where.pseudo_channel = static_cast<int>(value);
-        break;
-      case Field::Column:
-        break;
-      case Field::Bank:
-        where.bank = static_cast<int>(value);
-        break;
-      case Field::Row:
-        where.row = value;
-        break;
-    }
-  }
+  where.channel = static_cast<int>(channel_.of(granule));
+  where.pseudo_channel = static_cast<int>(pseudo_channel_.of(granule));
+  where.bank = static_cast<int>(bank_.of(granule));
+  where.row = row_.of(granule);
   return where;
 }
 
@@ -155,6 +163,8 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per
               u(c.rrd_l_ns), u(c.faw_ns), u(c.wtr_s_ns),  u(c.wtr_l_ns),  u(c.rtw_gap_ns),
               u(c.wr_ns),    u(c.rtp_ns), u(c.refi_ns),   u(c.rfc_ns),    u(burst_ns)};
   banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
+  group_floor_.resize(static_cast<std::size_t>(bank_groups_));
+  group_last_.resize(static_cast<std::size_t>(bank_groups_));
   next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
 
@@ -212,85 +222,62 @@ void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uin
   ++service.row_misses;
 }
 
-// Issues one column command at the earliest time every constraint allows; returns its data end.
-std::uint64_t PseudoChannelTimer::column(int group, int index, bool write, std::uint64_t earliest,
-                                         DramService& service) {
-  Bank& b = bank(group, index);
-  const std::uint64_t latency = write ? t_.cwl : t_.cl;
-  std::uint64_t at = std::max(earliest, write ? b.wr_ready : b.rd_ready);
-  if (last_column_group_ >= 0) {
-    at = std::max(at, last_column_ + (group == last_column_group_ ? t_.ccd_l : t_.ccd_s));
-  }
-  if (write) {
-    // Read-to-write: the write's data starts rtw_gap after the last read's data ends.
-    if (any_read_) {
-      const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
-      if (data_from > at + latency) at = data_from - latency;
-    }
-  } else if (last_write_group_ >= 0) {
-    at = std::max(at, last_write_end_ + (group == last_write_group_ ? t_.wtr_l : t_.wtr_s));
-  }
-  if (bus_free_ > at + latency) at = bus_free_ - latency;  // the data bus carries one burst at once
-  const std::uint64_t end = at + latency + t_.burst;
-  bus_free_ = end;
-  last_column_ = at;
-  last_column_group_ = group;
-  if (write) {
-    last_write_end_ = end;
-    last_write_group_ = group;
-    b.pre_ready = std::max(b.pre_ready, end + t_.wr);
-  } else {
-    last_read_ = at;
-    any_read_ = true;
-    b.pre_ready = std::max(b.pre_ready, at + t_.rtp);
-  }
-  service.bus_busy += t_.burst;
-  service.data_end = std::max(service.data_end, end);
-  service.last_column = std::max(service.last_column, at);
-  return end;
-}
-
-// The bursts of one read or write entry: column() unrolled over the entry with the channel's
-// state in locals (the hot loop of the model). Same constraints, same order.
+// The bursts of one entry in one direction (the hot loop of the model). Within the entry no bank
+// opens and the other direction issues nothing, so each bank's tRCD and, for reads, tWTR after the
+// last write are fixed: they make one floor per bank group, and the loop carries only the column
+// spacing (tCCD) and the data bus. A bank's precharge waits for its last burst (tRTP after a read
+// command, tWR after write data), so it is set once per bank.
 void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uint64_t earliest,
+                                 const std::uint64_t* burst_earliest, std::uint64_t* burst_end,
                                  DramService& service) {
+  if (where.bursts == 0) return;
   const std::uint64_t latency = write ? t_.cwl : t_.cl;
-  std::uint64_t last_column = last_column_;
-  int last_group = last_column_group_;
-  std::uint64_t bus_free = bus_free_;
-  // Constraints from before the entry that its bursts all meet alike.
   std::uint64_t floor = earliest;
-  if (write && any_read_) {
+  if (write && any_read_) {  // read-to-write: the write's data starts rtw_gap after the read's
     const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
     if (data_from > floor + latency) floor = data_from - latency;
   }
-  std::uint64_t at = 0;
-  std::uint64_t end = 0;
-  int group = where.first_burst % bank_groups_;
-  for (int i = 0; i < where.bursts; ++i, group = group + 1 == bank_groups_ ? 0 : group + 1) {
-    Bank& b = bank(group, where.bank);
-    at = std::max(floor, write ? b.wr_ready : b.rd_ready);
-    if (last_group >= 0) {
-      at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
-    }
+  const int groups = std::min(where.bursts, bank_groups_);
+  const int first_group = where.first_burst % bank_groups_;
+  for (int i = 0, group = first_group; i < groups; ++i) {
+    const Bank& b = bank(group, where.bank);
+    std::uint64_t at = std::max(floor, write ? b.wr_ready : b.rd_ready);
     if (!write && last_write_group_ >= 0) {
       at = std::max(at, last_write_end_ + (group == last_write_group_ ? t_.wtr_l : t_.wtr_s));
     }
-    if (bus_free > at + latency) at = bus_free - latency;
+    group_floor_[static_cast<std::size_t>(group)] = at;
+    if (++group == bank_groups_) group = 0;
+  }
+  std::uint64_t last_column = last_column_;
+  int last_group = last_column_group_;
+  std::uint64_t bus_free = bus_free_;
+  std::uint64_t at = 0;
+  std::uint64_t end = 0;
+  for (int i = 0, group = first_group; i < where.bursts; ++i) {
+    at = group_floor_[static_cast<std::size_t>(group)];
+    if (burst_earliest) at = std::max(at, burst_earliest[i]);
+    if (last_group >= 0) {
+      at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
+    }
+    if (bus_free > at + latency) at = bus_free - latency;  // the data bus carries one burst at once
     end = at + latency + t_.burst;
+    if (burst_end) burst_end[i] = end;
     bus_free = end;
     last_column = at;
     last_group = group;
-    if (write) {
-      b.pre_ready = std::max(b.pre_ready, end + t_.wr);
-      last_write_end_ = end;
-      last_write_group_ = group;
-    } else {
-      b.pre_ready = std::max(b.pre_ready, at + t_.rtp);
-    }
+    group_last_[static_cast<std::size_t>(group)] = write ? end : at;
+    if (++group == bank_groups_) group = 0;
   }
-  if (where.bursts == 0) return;
-  if (!write) {
+  for (int i = 0, group = first_group; i < groups; ++i) {
+    Bank& b = bank(group, where.bank);
+    const std::uint64_t last = group_last_[static_cast<std::size_t>(group)];
+    b.pre_ready = std::max(b.pre_ready, last + (write ? t_.wr : t_.rtp));
+    if (++group == bank_groups_) group = 0;
+  }
+  if (write) {
+    last_write_end_ = end;
+    last_write_group_ = last_group;
+  } else {
     last_read_ = at;
     any_read_ = true;
   }
@@ -315,23 +302,20 @@ DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std:
     }
     if (++group == bank_groups_) group = 0;
   }
-  const auto group_of = [&](int i) { return (where.first_burst + i) % bank_groups_; };
   if (kind != Kind::Update) {
-    columns(where, kind == Kind::Write, now, service);
+    columns(where, kind == Kind::Write, now, nullptr, nullptr, service);
     return service;
   }
   // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
   // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
   std::vector<std::uint64_t>& ready = update_ready_;
   ready.resize(static_cast<std::size_t>(where.bursts));
-  for (int i = 0; i < where.bursts; ++i) {
-    ready[static_cast<std::size_t>(i)] = column(group_of(i), where.bank, false, now, service) + alu;
+  columns(where, false, now, nullptr, ready.data(), service);
+  for (std::uint64_t& at : ready) {
+    const std::uint64_t data_ready = at + alu;
+    at = data_ready > t_.cwl ? data_ready - t_.cwl : 0;  // the write command, CWL ahead of its data
   }
-  for (int i = 0; i < where.bursts; ++i) {
-    const std::uint64_t data_ready = ready[static_cast<std::size_t>(i)];
-    const std::uint64_t earliest = data_ready > t_.cwl ? data_ready - t_.cwl : 0;
-    column(group_of(i), where.bank, true, std::max(now, earliest), service);
-  }
+  columns(where, true, now, ready.data(), nullptr, service);
   return service;
 }
 

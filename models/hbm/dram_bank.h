@@ -31,7 +31,7 @@ class DramAddressMap {
  public:
   // Throws ConfigError naming the hbm.* path of a geometry that does not fit together.
   explicit DramAddressMap(const HbmConfig& config);
-  // [offset, offset + bytes) must lie inside one interleave granule.
+  // [offset, offset + bytes) must lie inside one interleave granule of the window.
   DramLocation locate(std::uint64_t offset, std::uint32_t bytes) const;
   int burst_bytes() const { return burst_bytes_; }
   int bank_groups() const { return bank_groups_; }
@@ -39,13 +39,25 @@ class DramAddressMap {
 
  private:
   enum class Field { Row, Bank, Column, PseudoChannel, Channel };
+  // One field's digit of the granule number: granule / divisor % radix, by shifts and masks where
+  // those are powers of two (the address bits). The most significant field needs no modulo: a
+  // granule inside the window is below the product of all radices.
   struct Digit {
-    Field field;
-    std::uint64_t radix;
-    int shift;  // log2(radix) if a power of two, else -1
+    std::uint64_t divisor = 1;
+    std::uint64_t radix = 1;
+    int shift = -1;     // log2(divisor), or -1 if not a power of two
+    bool mask = false;  // radix is a power of two
+    bool top = false;   // the most significant field
+    std::uint64_t of(std::uint64_t granule) const {
+      const std::uint64_t rest = shift >= 0 ? granule >> shift : granule / divisor;
+      if (top) return rest;
+      return mask ? rest & (radix - 1) : rest % radix;
+    }
   };
-  std::vector<Digit> digits_;  // fields above the granule, least significant first
+  Digit channel_, pseudo_channel_, bank_, row_;
   std::uint64_t interleave_;
+  int interleave_shift_ = -1;  // log2(interleave_), or -1 if not a power of two
+  int burst_shift_ = 0;        // log2(burst_bytes_)
   int burst_bytes_;
   int bank_groups_;
   int banks_per_group_;
@@ -98,9 +110,11 @@ class PseudoChannelTimer {
   void refresh_until(std::uint64_t now);
   void open_row(int bank_group, const DramLocation& where, std::uint64_t earliest,
                 DramService& service);
-  std::uint64_t column(int bank_group, int bank, bool write, std::uint64_t earliest,
-                       DramService& service);
-  void columns(const DramLocation& where, bool write, std::uint64_t earliest, DramService& service);
+  // Issues the entry's bursts in one direction, each at the earliest time every constraint allows
+  // and no earlier than `earliest` (and burst_earliest[i], if given); burst_end[i], if given,
+  // receives burst i's data end.
+  void columns(const DramLocation& where, bool write, std::uint64_t earliest,
+               const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
   Bank& bank(int group, int index) {
     return banks_[static_cast<std::size_t>(group * banks_per_group_ + index)];
   }
@@ -123,6 +137,9 @@ class PseudoChannelTimer {
   std::uint64_t bus_free_ = 0;  // data bus free from here
   std::uint64_t next_refresh_ = 0;
   std::uint64_t refreshes_ = 0;
+  // Scratch of columns(), per bank group: the floor its bursts share, its last burst's time.
+  std::vector<std::uint64_t> group_floor_;
+  std::vector<std::uint64_t> group_last_;
   std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
 };
 

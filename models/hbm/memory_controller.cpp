@@ -43,6 +43,14 @@ bool is_write(Op op) {
   return op != Op::Read;  // an update ends in a write: it drains with the writes
 }
 
+// Times inside the controller are counted in time-resolution units: an entry's service is
+// integer arithmetic, and an sc_time is made only where the kernel needs one (a notification).
+using Ticks = sc_core::sc_time::value_type;
+
+sc_core::sc_time to_time(Ticks ticks) {
+  return sc_core::sc_time::from_value(ticks);
+}
+
 }  // namespace
 
 struct MemoryController::Impl {
@@ -57,7 +65,7 @@ struct MemoryController::Impl {
     Origin origin;
     UnitKind unit_kind = UnitKind::TrafficGenerator;
     sc_core::sc_time arrival;
-    sc_core::sc_time finish;
+    Ticks finish = 0;
     std::vector<SubRequest> subs;
     std::size_t unserved = 0;  // sub-requests not yet started
   };
@@ -78,9 +86,9 @@ struct MemoryController::Impl {
     std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
     std::deque<Ref> refs;             // parallel to queue
     std::deque<std::pair<QueuedRequest, Ref>> waiting;  // back-pressured, arrival order
-    sc_core::sc_time free_at;                           // data bus free from here on
-    std::optional<sc_core::sc_time> retry_at;   // the policy declined and asked to be re-asked
-    std::optional<sc_core::sc_time> scheduled;  // the wake-up booked in `wakeups`, if any
+    Ticks free_at = 0;                                  // data bus free from here on
+    std::optional<Ticks> retry_at;   // the policy declined and asked to be re-asked
+    std::optional<Ticks> scheduled;  // the wake-up booked in `wakeups`, if any
     std::array<int, kTrafficClasses> occupancy{};
     std::unique_ptr<ArbitrationPolicy> policy;
     // Bank model: the pseudo-channel's DRAM state, and its write drain.
@@ -109,15 +117,16 @@ struct MemoryController::Impl {
     units_per_byte =
         static_cast<double>(config.channels) / (config.bandwidth_GBps * 1e9) / resolution_s;
     resolution_ns = resolution_s * 1e9;
-    latency = sc_core::sc_time(config.latency_ns, sc_core::SC_NS);
-    alu_latency = sc_core::sc_time(config.nmc_alu_latency_ns, sc_core::SC_NS);
+    latency = sc_core::sc_time(config.latency_ns, sc_core::SC_NS).value();
+    alu_latency = sc_core::sc_time(config.nmc_alu_latency_ns, sc_core::SC_NS).value();
     banked = config.model == HbmModel::Bank;
     const std::int64_t per_channel = banked ? config.bank.pseudo_channels : 1;
     channels.resize(static_cast<std::size_t>(config.channels * per_channel));
     const double units_per_ns = 1e-9 / resolution_s;
     if (banked) {
       dram_map.emplace(config);
-      controller_latency = sc_core::sc_time(config.bank.controller_latency_ns, sc_core::SC_NS);
+      controller_latency =
+          sc_core::sc_time(config.bank.controller_latency_ns, sc_core::SC_NS).value();
       write_high =
           std::max(1, static_cast<int>(std::ceil(config.bank.write_high *
                                                  static_cast<double>(config.queue_depth))));
@@ -143,12 +152,13 @@ struct MemoryController::Impl {
   }
 
   // Data-bus time of `bytes` on one channel, scaled for updates.
-  sc_core::sc_time bus_time(std::uint32_t bytes, double factor) const {
-    return sc_core::sc_time::from_value(
-        static_cast<sc_core::sc_time::value_type>(std::llround(bytes * units_per_byte * factor)));
+  Ticks bus_time(std::uint32_t bytes, double factor) const {
+    return static_cast<Ticks>(std::llround(bytes * units_per_byte * factor));
   }
 
+  // The bank model's address map decides (its channel digit need not be the lowest).
   int channel_of(std::uint64_t offset) const {
+    if (dram_map) return dram_map->locate(offset, 1).channel;
     return static_cast<int>((offset / static_cast<std::uint64_t>(config.interleave_bytes)) %
                             static_cast<std::uint64_t>(config.channels));
   }
@@ -227,7 +237,7 @@ struct MemoryController::Impl {
     transaction.origin = extension.origin;
     transaction.unit_kind = extension.unit_kind;
     transaction.arrival = arrival;
-    transaction.finish = sc_core::SC_ZERO_TIME;
+    transaction.finish = 0;
     return transaction;
   }
 
@@ -241,13 +251,13 @@ struct MemoryController::Impl {
       const std::uint64_t at = offset + done;
       const auto chunk =
           static_cast<std::uint32_t>(std::min(length - done, granule - at % granule));
-      const int channel = channel_of(at);
       if (banked) {
         const DramLocation where = dram_map->locate(at, chunk);
         const int queue =
             where.channel * static_cast<int>(config.bank.pseudo_channels) + where.pseudo_channel;
-        subs.push_back({at, chunk, static_cast<std::uint32_t>(done), channel, queue, where});
-      } else if (!subs.empty() && subs.back().channel == channel) {
+        subs.push_back({at, chunk, static_cast<std::uint32_t>(done), where.channel, queue, where});
+      } else if (const int channel = channel_of(at);
+                 !subs.empty() && subs.back().channel == channel) {
         subs.back().bytes += chunk;  // a run on one channel
       } else {
         subs.push_back({at, chunk, static_cast<std::uint32_t>(done), channel, channel, {}});
@@ -288,9 +298,6 @@ struct MemoryController::Impl {
     total_occupancy[c] += delta;
     auto& of_channel = channel_occupancy[static_cast<std::size_t>(ch.channel)];
     of_channel[c] += delta;
-    for (int k = 0; k < kTrafficClasses; ++k) {
-      stats.occupancy_integral_ns[k] = static_cast<double>(integral_units[k]) * resolution_ns;
-    }
     stats.max_occupancy[c] =
         std::max<std::uint64_t>(stats.max_occupancy[c], static_cast<std::uint64_t>(of_channel[c]));
     for (const auto& observer : observers) {
@@ -339,13 +346,13 @@ struct MemoryController::Impl {
     Transaction& transaction = *ref.transaction;
     const SubRequest& s = transaction.subs[ref.sub];
     const int channel = s.channel;
-    sc_core::sc_time occupancy;
-    sc_core::sc_time done;
+    const Ticks at = now.value();
+    Ticks occupancy = 0;
+    Ticks done = 0;
     if (banked) {
       const std::uint64_t refreshes = ch.timer->refreshes();
-      const DramService service =
-          ch.timer->serve(s.where, kind_of(transaction.op), transaction.arrival.value(),
-                          now.value(), alu_latency.value());
+      const DramService service = ch.timer->serve(s.where, kind_of(transaction.op),
+                                                  transaction.arrival.value(), at, alu_latency);
       // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
       const bool refreshed = ch.timer->refreshes() != refreshes;
       if (service.row_misses > 0 || refreshed) {
@@ -355,20 +362,19 @@ struct MemoryController::Impl {
           }
         }
       }
-      occupancy = sc_core::sc_time::from_value(service.bus_busy);
-      ch.free_at = sc_core::sc_time::from_value(service.last_column);
-      if (ch.free_at <= now) ch.free_at = now + sc_core::sc_time::from_value(1);  // progress
-      done = sc_core::sc_time::from_value(service.data_end) + controller_latency;
+      occupancy = service.bus_busy;
+      ch.free_at = std::max<Ticks>(service.last_column, at + 1);  // at least one unit: progress
+      done = service.data_end + controller_latency;
       stats.row_hits += static_cast<std::uint64_t>(service.row_hits);
       stats.row_misses += static_cast<std::uint64_t>(service.row_misses);
     } else {
       const bool update = transaction.op == Op::Update;
       occupancy = bus_time(s.bytes, update ? config.nmc_update_occupancy : 1.0);
-      ch.free_at = now + occupancy;
-      done = now + latency + occupancy + (update ? alu_latency : sc_core::SC_ZERO_TIME);
+      ch.free_at = at + occupancy;
+      done = at + latency + occupancy + (update ? alu_latency : 0);
     }
     latency_sum_ns[index(transaction.op)] +=
-        static_cast<double>((done - transaction.arrival).value()) * resolution_ns;
+        static_cast<double>(done - transaction.arrival.value()) * resolution_ns;
     ++served_entries[index(transaction.op)];
 
     // Data moves at service time, so the order of service is the order memory sees.
@@ -395,12 +401,12 @@ struct MemoryController::Impl {
     stats.channel_bytes[static_cast<std::size_t>(channel)] += s.bytes;
     // A channel's busy time is the mean over its queues' (pseudo-channels') data buses.
     stats.channel_busy_ns[static_cast<std::size_t>(channel)] +=
-        static_cast<double>(occupancy.value()) * resolution_ns / queues_per_channel();
+        static_cast<double>(occupancy) * resolution_ns / queues_per_channel();
 
     transaction.finish = std::max(transaction.finish, done);
     if (--transaction.unserved == 0) {
       ++stats.requests[index(transaction.op)][index(transaction.traffic_class)];
-      transaction.done.notify(transaction.finish - now);
+      transaction.done.notify(to_time(transaction.finish - at));
     }
 
     if (!ch.waiting.empty()) {  // the freed entry goes to the oldest back-pressured request
@@ -508,7 +514,7 @@ struct MemoryController::Impl {
         mark_due(transaction->subs[sub].queue);
       }
     }
-    while (!wakeups.empty() && wakeups.front().first <= now) {
+    while (!wakeups.empty() && wakeups.front().first <= now.value()) {
       std::pop_heap(wakeups.begin(), wakeups.end(), std::greater<>());
       mark_due(wakeups.back().second);
       wakeups.pop_back();
@@ -528,22 +534,25 @@ struct MemoryController::Impl {
       for (int k : due) serve_channel(k, now);
     }
     for (int k : due) is_due[static_cast<std::size_t>(k)] = 0;
-    std::optional<sc_core::sc_time> next;
+    std::optional<Ticks> next;
     if (!wakeups.empty()) next = wakeups.front().first;
-    if (!arrivals.empty() && (!next || arrivals.front().at < *next)) next = arrivals.front().at;
-    if (next) wake.notify(*next - now);
+    if (!arrivals.empty() && (!next || arrivals.front().at.value() < *next)) {
+      next = arrivals.front().at.value();
+    }
+    if (next) wake.notify(to_time(*next - now.value()));
   }
 
   // Serves channel k while its bus is free, then books its next wake-up if work remains.
   void serve_channel(int k, sc_core::sc_time now) {
     Channel& ch = channels[static_cast<std::size_t>(k)];
-    if (ch.scheduled && *ch.scheduled <= now) ch.scheduled.reset();  // its wake-up has come
-    while (ch.free_at <= now && !ch.queue.empty()) {
+    const Ticks ticks = now.value();
+    if (ch.scheduled && *ch.scheduled <= ticks) ch.scheduled.reset();  // its wake-up has come
+    while (ch.free_at <= ticks && !ch.queue.empty()) {
       const std::optional<std::size_t> pick =
           banked ? choose(ch, now) : ch.policy->pick(ch.queue, now);
       if (!pick) {
         const sc_core::sc_time retry = ch.policy->retry_after();
-        if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = now + retry;
+        if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = ticks + retry.value();
         break;
       }
       ch.retry_at.reset();
@@ -554,10 +563,10 @@ struct MemoryController::Impl {
       serve(k, *pick, now);
     }
     if (ch.queue.empty()) return;
-    std::optional<sc_core::sc_time> at;
-    if (ch.free_at > now) {
+    std::optional<Ticks> at;
+    if (ch.free_at > ticks) {
       at = ch.free_at;
-    } else if (ch.retry_at && *ch.retry_at > now) {
+    } else if (ch.retry_at && *ch.retry_at > ticks) {
       at = ch.retry_at;
     }
     if (at && ch.scheduled != at) {  // one heap entry per booked time
@@ -575,6 +584,14 @@ struct MemoryController::Impl {
 
   std::size_t pending() const { return inside; }
 
+  // The stats' occupancy integrals up to the last change of occupancy, converted when asked for
+  // rather than at every change.
+  void publish_occupancy() {
+    for (int k = 0; k < kTrafficClasses; ++k) {
+      stats.occupancy_integral_ns[k] = static_cast<double>(integral_units[k]) * resolution_ns;
+    }
+  }
+
   MemoryController& owner;
   const HbmConfig config;
   const SimMode mode;
@@ -583,7 +600,7 @@ struct MemoryController::Impl {
   ErrorLog rejections;
   bool banked = false;  // hbm.model = bank
   std::optional<DramAddressMap> dram_map;
-  sc_core::sc_time controller_latency;
+  Ticks controller_latency = 0;
   int write_high = 0;  // write drain watermarks, in queued writes
   int write_low = 0;
   std::array<double, kOps> latency_sum_ns{};  // arrival to completion of served entries, by op
@@ -591,19 +608,19 @@ struct MemoryController::Impl {
   std::vector<std::array<int, kTrafficClasses>> channel_occupancy;  // summed over its queues
   double units_per_byte = 0;  // time-resolution units of data-bus time per byte, one channel
   double resolution_ns = 0;
-  sc_core::sc_time latency;
-  sc_core::sc_time alu_latency;
+  Ticks latency = 0;
+  Ticks alu_latency = 0;
 
   std::vector<Channel> channels;
-  std::optional<BackingStore> store;                      // functional mode only
-  sc_core::sc_event wake;                                 // the method's trigger
-  std::vector<Arrival> arrivals;                          // min-heap by arrival time
-  std::vector<std::pair<sc_core::sc_time, int>> wakeups;  // min-heap: (time, channel) to serve
-  std::vector<int> due;                  // channels to serve at this activation (scratch)
-  std::vector<char> is_due;              // per channel: already in `due`
-  std::vector<int> held;                 // channels whose next request a watcher refused
-  std::vector<MemoryWatchIf*> watchers;  // watch[0..n), cached at end of elaboration
-  std::uint64_t watch_refusals = 0;      // admit() calls answered false
+  std::optional<BackingStore> store;           // functional mode only
+  sc_core::sc_event wake;                      // the method's trigger
+  std::vector<Arrival> arrivals;               // min-heap by arrival time
+  std::vector<std::pair<Ticks, int>> wakeups;  // min-heap: (time, channel) to serve
+  std::vector<int> due;                        // channels to serve at this activation (scratch)
+  std::vector<char> is_due;                    // per channel: already in `due`
+  std::vector<int> held;                       // channels whose next request a watcher refused
+  std::vector<MemoryWatchIf*> watchers;        // watch[0..n), cached at end of elaboration
+  std::uint64_t watch_refusals = 0;            // admit() calls answered false
   std::uint64_t issue_order = 0;
   std::uint64_t sequence = 0;
   std::vector<std::unique_ptr<Transaction>> transactions;
@@ -683,6 +700,11 @@ unsigned MemoryController::transport_dbg(tlm::tlm_generic_payload& payload) {
   }
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
   return static_cast<unsigned>(bytes);
+}
+
+const HbmStats& MemoryController::stats() const {
+  impl_->publish_occupancy();
+  return stats_;
 }
 
 std::size_t MemoryController::pending() const {

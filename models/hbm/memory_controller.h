@@ -54,7 +54,7 @@ class MemoryController : public sc_core::sc_module {
                    std::uint64_t window_base);
   ~MemoryController() override;
 
-  const HbmStats& stats() const { return stats_; }
+  const HbmStats& stats() const;
   nlohmann::json report() const;  // stats as JSON, plus mean occupancies over the elapsed time
   // Requests accepted but not answered yet; non-zero after a run means work was left pending.
   std::size_t pending() const;

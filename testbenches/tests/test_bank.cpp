@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -171,6 +172,44 @@ TEST_CASE("Bank address map decodes channel, pseudo-channel, bank, row and colum
   const DramAddressMap rows_low(config);
   CHECK(rows_low.locate(256, 256).row == 1);
   CHECK(rows_low.locate(256, 256).channel == 0);
+}
+
+TEST_CASE("Bank address map decodes non-power-of-two radices digit by digit", "[bank][map]") {
+  HbmConfig config;
+  config.channels = 24;  // 24 channels x 2 pseudo-channels x 16 columns x 4 banks, then the row
+  const DramAddressMap map(config);
+  const std::uint64_t per_row = 24 * 2 * 16 * 4;
+  for (std::uint64_t granule :
+       {std::uint64_t{0}, std::uint64_t{23}, std::uint64_t{24}, std::uint64_t{47},
+        std::uint64_t{48 * 16 - 1}, per_row - 1, per_row, 5 * per_row + 1000}) {
+    const DramLocation where = map.locate(granule * 256, 256);
+    INFO("granule " << granule);
+    CHECK(where.channel == static_cast<int>(granule % 24));
+    CHECK(where.pseudo_channel == static_cast<int>(granule / 24 % 2));
+    CHECK(where.bank == static_cast<int>(granule / (24 * 2 * 16) % 4));
+    CHECK(where.row == granule / per_row);
+  }
+}
+
+TEST_CASE("Bank channel statistics follow the address map's channel digit", "[bank][map]") {
+  // The channel on top: a stream from offset 0 stays in channel 0 (its pseudo-channels, banks and
+  // rows change first), where granule-modulo interleaving would spread it over every channel.
+  HbmConfig config;
+  config.bank.address_map = "channel,pseudochannel,bank,column,row";
+  config.bank.timing.refi_ns = 0;
+  Bench bench("bench", config);
+  const DramAddressMap map(config);
+  for (std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{256}, std::uint64_t{1} << 20,
+                               config.capacity_bytes - 256}) {
+    CHECK(bench.mc.channel_of(offset) == map.locate(offset, 1).channel);
+  }
+  CHECK(bench.mc.channel_of(256) == 0);
+  CHECK(bench.mc.channel_of(config.capacity_bytes - 1) == config.channels - 1);
+  Bench::thread([&] { CHECK(bench.access(Op::Write, 0, 64 * 1024) == tlm::TLM_OK_RESPONSE); });
+  sc_core::sc_start();
+  const auto& bytes = bench.mc.stats().channel_bytes;
+  CHECK(bytes[0] == 64 * 1024);
+  CHECK(std::accumulate(bytes.begin(), bytes.end(), std::uint64_t{0}) == 64 * 1024);
 }
 
 TEST_CASE("Bank geometry errors name the parameter", "[bank][map]") {
