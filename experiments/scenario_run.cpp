@@ -83,6 +83,9 @@ ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
   group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {
     marks_.push_back({barrier, time, counters()});
   });
+  group_->barrier().observe_arrival([this](sc_core::sc_time time, std::uint32_t barrier) {
+    arrivals_.emplace_back(barrier, time);
+  });
   group_->load(plan_.programs);
 }
 
@@ -133,9 +136,17 @@ nlohmann::json ScenarioRun::result() const {
     for (const auto& [category, value] : bytes.items()) {
       dram[category] = dram[category].get<std::uint64_t>() + value.get<std::uint64_t>();
     }
+    // When each simulated GPU's host finished the phase: the group's phase ends at the last.
+    nlohmann::json arrivals = nlohmann::json::array();
+    for (const auto& [barrier, time] : arrivals_) {
+      if (barrier == end.barrier && time >= begin.time && time <= end.time) {
+        arrivals.push_back(ns(time - begin.time));
+      }
+    }
     phases.push_back({{"name", plan_.phases[k].name},
                       {"start_ns", ns(begin.time - start.time)},
                       {"time_ns", ns(end.time - begin.time)},
+                      {"gpu_done_ns", arrivals},
                       {"dram_bytes", bytes},
                       {"link_payload_bytes", moved.link_payload}});
   }

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -75,6 +76,7 @@ class ScenarioRun {
   ScenarioPlan plan_;
   std::unique_ptr<TpGroup> group_;
   std::vector<Mark> marks_;
+  std::vector<std::pair<std::uint32_t, sc_core::sc_time>> arrivals_;  // (barrier, time)
   double wall_time_s_ = 0;
 };
 

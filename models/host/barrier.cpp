@@ -20,6 +20,7 @@ void HostBarrier::arrive_and_wait(std::uint32_t id) {
   if (!slot) slot = std::make_unique<State>();
   State& state = *slot;
   const std::uint64_t generation = state.generation;
+  for (const ReleaseObserver& observer : arrival_observers_) observer(sc_core::sc_time_stamp(), id);
   if (++state.arrived == parties_) {
     state.arrived = 0;
     ++state.generation;
@@ -33,6 +34,10 @@ void HostBarrier::arrive_and_wait(std::uint32_t id) {
 
 void HostBarrier::observe_release(ReleaseObserver observer) {
   observers_.push_back(std::move(observer));
+}
+
+void HostBarrier::observe_arrival(ReleaseObserver observer) {
+  arrival_observers_.push_back(std::move(observer));
 }
 
 int HostBarrier::waiting(std::uint32_t id) const {

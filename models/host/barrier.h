@@ -34,6 +34,9 @@ class HostBarrier : public sc_core::sc_module, public BarrierIf {
   // observers were added: how phase boundaries reach statistics without a host knowing of them.
   using ReleaseObserver = std::function<void(sc_core::sc_time, std::uint32_t id)>;
   void observe_release(ReleaseObserver observer);
+  // Called at every arrival, before a release it completes (same arguments): when each party
+  // finished what the barrier closes.
+  void observe_arrival(ReleaseObserver observer);
 
  private:
   struct State {
@@ -43,6 +46,7 @@ class HostBarrier : public sc_core::sc_module, public BarrierIf {
   };
   int parties_;
   std::vector<ReleaseObserver> observers_;
+  std::vector<ReleaseObserver> arrival_observers_;
   std::map<std::uint32_t, std::unique_ptr<State>> states_;
 };
 

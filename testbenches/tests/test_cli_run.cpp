@@ -61,6 +61,18 @@ void check_compare_arithmetic(const nlohmann::json& results) {
     }
     CHECK(result["dram_bytes"]["total"] == total);
     CHECK(result["dram_bytes"]["other"] == 0);
+    // Each simulated GPU finished every simulated phase, and the last of them ended it.
+    const std::size_t gpus =
+        result["symmetry"] == "rotational" ? 1 : result["tp"].get<std::size_t>();
+    for (const auto& phase : result["phases"]) {
+      if (phase.contains("derived")) continue;
+      INFO(phase["name"]);
+      const auto& done = phase.at("gpu_done_ns");
+      REQUIRE(done.size() == gpus);
+      CHECK(std::is_sorted(done.begin(), done.end()));
+      CHECK(done.front().get<double>() >= 0);
+      CHECK(done.back().get<double>() == Approx(phase["time_ns"].get<double>()));
+    }
   }
   const double ideal =
       std::max(phase_ns(sequential, "gemm"), phase_ns(sequential, "reduce_scatter")) +

@@ -256,6 +256,9 @@ void check_symmetric_slicing(int tp, int tokens, int split) {
   for (std::size_t k = 0; k < full["phases"].size(); ++k) {
     INFO("phase " << full["phases"][k]["name"]);
     CHECK(std::abs(relative(full["phases"][k]["time_ns"], sym["phases"][k]["time_ns"])) <= 0.02);
+    // Every GPU of the group finished the phase, and GPU 0 alone stood for them.
+    CHECK(full["phases"][k]["gpu_done_ns"].size() == static_cast<std::size_t>(tp));
+    CHECK(sym["phases"][k]["gpu_done_ns"].size() == 1);
   }
   CHECK(sym["link_bytes"] == full["link_bytes"]);
   for (const auto& [category, bytes] : full["dram_bytes"].items()) {
