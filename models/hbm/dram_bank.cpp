@@ -253,13 +253,23 @@ void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uin
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
   std::uint64_t end = 0;
-  for (int i = 0, group = first_group; i < where.bursts; ++i) {
-    at = group_floor_[static_cast<std::size_t>(group)];
-    if (burst_earliest) at = std::max(at, burst_earliest[i]);
-    if (last_group >= 0) {
-      at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
+  // The first round meets every constraint; with no per-burst floors and alternating bank groups,
+  // a later round's burst finds its bank's floor passed (its group's burst one round earlier met
+  // it) and follows the burst before by the larger of tCCD_S and the bus time.
+  const int full_rule = burst_earliest || bank_groups_ < 2 ? where.bursts : groups;
+  const std::uint64_t step = std::max(t_.ccd_s, t_.burst);
+  int group = first_group;
+  for (int i = 0; i < where.bursts; ++i) {
+    if (i < full_rule) {
+      at = group_floor_[static_cast<std::size_t>(group)];
+      if (burst_earliest) at = std::max(at, burst_earliest[i]);
+      if (last_group >= 0) {
+        at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
+      }
+      if (bus_free > at + latency) at = bus_free - latency;  // the data bus: one burst at once
+    } else {
+      at = last_column + step;
     }
-    if (bus_free > at + latency) at = bus_free - latency;  // the data bus carries one burst at once
     end = at + latency + t_.burst;
     if (burst_end) burst_end[i] = end;
     bus_free = end;
@@ -268,7 +278,8 @@ void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uin
     group_last_[static_cast<std::size_t>(group)] = write ? end : at;
     if (++group == bank_groups_) group = 0;
   }
-  for (int i = 0, group = first_group; i < groups; ++i) {
+  group = first_group;
+  for (int i = 0; i < groups; ++i) {
     Bank& b = bank(group, where.bank);
     const std::uint64_t last = group_last_[static_cast<std::size_t>(group)];
     b.pre_ready = std::max(b.pre_ready, last + (write ? t_.wr : t_.rtp));
