@@ -209,14 +209,29 @@ void write_table(std::ostream& out, const Suite& suite,
 
 // Every GPU, one GPU under rotational symmetry, or a mix (each record says which).
 std::string simulation_mode(const std::vector<std::vector<nlohmann::json>>& results) {
-  bool full = false, symmetric = false;
+  bool full = false, symmetric = false, banked = false;
   for (const auto& point : results) {
     for (const auto& result : point) {
-      (result.value("symmetry", "none") == "rotational" ? symmetric : full) = true;
+      const bool rotational = result.value("symmetry", "none") == "rotational";
+      (rotational ? symmetric : full) = true;
+      if (rotational && result.contains("config") &&
+          result["config"]["hbm"].value("model", "") == "bank") {
+        banked = true;
+      }
     }
   }
-  if (symmetric && full) return "some runs every GPU, some one GPU (each record's `symmetry`)";
-  if (symmetric) return "one GPU per run under rotational symmetry (`sim.symmetry`), group totals";
+  // Bank-level HBM maps each GPU's rotated chunks to other rows, so the group's GPUs drift apart
+  // and one GPU does not stand for them exactly (docs/performance.md).
+  const std::string caveat =
+      banked ? "; on bank-level HBM an approximation: the group's GPUs drift apart and the group "
+               "ends with the slowest (`--full` simulates every GPU)"
+             : "";
+  if (symmetric && full) {
+    return "some runs every GPU, some one GPU (each record's `symmetry`)" + caveat;
+  }
+  if (symmetric) {
+    return "one GPU per run under rotational symmetry (`sim.symmetry`), group totals" + caveat;
+  }
   return "every GPU of the group";
 }
 

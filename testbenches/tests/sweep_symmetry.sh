@@ -21,7 +21,9 @@ JSON
 "$T3SIM" sweep --suite suite.json --out full --jobs 2 --full > full.log 2>&1 ||
   fail "sweep --full failed"
 grep -q "one GPU per run under rotational symmetry" one/summary.md || fail "summary: mode"
+grep -q "on bank-level HBM an approximation" one/summary.md || fail "summary: bank caveat"
 grep -q "every GPU of the group" full/summary.md || fail "summary --full: mode"
+if grep -q "approximation" full/summary.md; then fail "summary --full: caveat"; fi
 "$T3SIM" sweep --suite suite.json --out jobs --emit-jobs jobs.txt > /dev/null
 grep -q -- "--set sim.symmetry=rotational" jobs.txt || fail "emitted jobs do not ask for symmetry"
 "$T3SIM" sweep --suite suite.json --out jobs --emit-jobs jobs-full.txt --full > /dev/null
