@@ -230,6 +230,80 @@ TEST_CASE("one GPU under rotational symmetry stands for 8 fully-connected GPUs",
   check_symmetric(8, "fully-connected");
 }
 
+// T3 gives each GPU another chunk first, so at the same stage GPU g works on other addresses than
+// GPU 0. The bandwidth-pipe HBM sees only an address's channel (a period of 8 KiB, which every
+// chunk boundary keeps); the bank model also sees its bank and row (a period of 1 MiB on t3-paper:
+// 32 channels x 2 pseudo-channels x 16 columns x 4 banks x 256 B). Where the rotated chunks keep
+// the memory's period, the group's GPUs are exact rotations of one another: each finishes the GEMM
+// and the fused GEMM + reduce-scatter at the same instant, and GPU 0 alone gives those phases to
+// the picosecond. Where they do not (bank model, 1.5 MiB chunks), the GPUs drift apart and GPU 0
+// alone lands among them. (The SM ring's phases are not exact either way: each GPU's ring meets
+// other L2 contents, see above. docs/performance.md has the paper workloads.)
+namespace {
+
+// Mega-GPT-2 FC-2 on 4 GPUs, sequential, t3 and t3-mca: every GPU, then GPU 0 alone.
+struct Runs {
+  nlohmann::json group, one;
+};
+
+Runs runs(const std::string& hbm_model, int tokens) {
+  const std::string args = "--model mega-gpt-2 --sublayer fc2 --tp 4 --jobs 2 --tokens " +
+                           std::to_string(tokens) + " --set hbm.model=" + hbm_model +
+                           " --scenarios sequential,t3,t3-mca";
+  const std::string name = "symmetry-phases-" + hbm_model + "-" + std::to_string(tokens);
+  return {run_json("compare", args, name + "-full.json"),
+          run_json("compare", args + " --set sim.symmetry=rotational", name + "-one.json")};
+}
+
+nlohmann::json phase_of(const nlohmann::json& results, const std::string& scenario_name,
+                        const std::string& phase) {
+  for (const auto& p : scenario(results, scenario_name)["phases"]) {
+    if (p["name"] == phase) return p;
+  }
+  FAIL("no phase " << phase << " in " << scenario_name);
+  return {};
+}
+
+void check_exact(const std::string& hbm_model, int tokens) {
+  const Runs both = runs(hbm_model, tokens);
+  for (const auto& [name, phase] : {std::pair<std::string, std::string>{"sequential", "gemm"},
+                                    {"t3", "gemm_rs"},
+                                    {"t3-mca", "gemm_rs"}}) {
+    INFO(hbm_model << ", " << tokens << " tokens, " << name << " " << phase);
+    const nlohmann::json group = phase_of(both.group, name, phase);
+    const double time = group["time_ns"];
+    CHECK(phase_of(both.one, name, phase)["time_ns"].get<double>() == Approx(time).epsilon(1e-12));
+    REQUIRE(group["gpu_done_ns"].size() == 4);
+    for (const auto& done : group["gpu_done_ns"]) {
+      CHECK(done.get<double>() == Approx(time).epsilon(1e-12));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("one GPU gives the fused phase exactly where the HBM sees only channels",
+          "[symmetry][cli]") {
+  check_exact("simple", 1024);  // 1.5 MiB chunks: whole channel periods
+}
+TEST_CASE("one GPU gives the fused phase exactly where chunks are whole DRAM row periods",
+          "[symmetry][cli]") {
+  check_exact("bank", 2048);  // 3 MiB chunks: whole 1 MiB row periods
+}
+TEST_CASE("where chunks split DRAM row periods the GPUs drift and one GPU lands among them",
+          "[symmetry][cli]") {
+  const Runs both = runs("bank", 1024);  // 1.5 MiB chunks
+  const nlohmann::json group = phase_of(both.group, "t3", "gemm_rs");
+  const auto& done = group["gpu_done_ns"];
+  REQUIRE(done.size() == 4);
+  const double first = done.front(), last = done.back();
+  CHECK(last > first);
+  CHECK(last == Approx(group["time_ns"].get<double>()));
+  const double one = phase_of(both.one, "t3", "gemm_rs")["time_ns"];
+  CHECK(one >= first);
+  CHECK(one <= last);
+}
+
 // Slicing, one GPU against every GPU: every GPU computes slice i at the same time and runs slice
 // i's ring as rank g on GPU g, so one GPU stands for the group with a rotation band per slice
 // (its buffer; the FIFO after it keeps its offset). As in sequential, the every-GPU group is
