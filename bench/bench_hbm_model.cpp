@@ -1,13 +1,17 @@
 // Simulation speed of the bank-level HBM against the bandwidth-pipe one on the default job
-// (`t3sim compare --model t-nlg --sublayer fc2 --tp 8`, every GPU): both wall times side by side,
+// (`t3sim compare --model t-nlg --sublayer fc2 --tp 8 --set sim.symmetry=rotational`, one GPU
+// standing for eight; add `--set sim.symmetry=none` for every GPU): both wall times side by side,
 // their ratio (the target is bank within 1.5x of simple), and each scenario's time under both
-// models so the price is seen beside what it buys.
-// Usage: bench_hbm_model T3SIM [extra t3sim options, e.g. --set sim.symmetry=rotational]
-#include <chrono>
+// models so the price is seen beside what it buys. Wall time on a shared machine drifts by tens of
+// percent from one run to the next, so the two models run in pairs, N times (--repeat, default
+// 5), each pair back to back with the order alternating, and the median of the pairs' ratios is
+// the figure.
+// Usage: bench_hbm_model T3SIM [--repeat N] [extra t3sim options, e.g. --set sim.symmetry=none]
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -21,26 +25,69 @@ Run compare(const std::string& command, const std::string& json) {
   return t3::bench::run_timed("bench_hbm_model", command, json);
 }
 
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_hbm_model T3SIM [t3sim options]\n");
+    std::fprintf(stderr, "usage: bench_hbm_model T3SIM [--repeat N] [t3sim options]\n");
     return 2;
   }
+  int repeat = 5;
+  int first_extra = 2;
+  if (argc >= 4 && std::string(argv[2]) == "--repeat") {
+    repeat = std::atoi(argv[3]);
+    if (repeat < 1) {
+      std::fprintf(stderr, "bench_hbm_model: --repeat %s: must be a positive count\n", argv[3]);
+      return 2;
+    }
+    first_extra = 4;
+  }
   std::string extra;
-  for (int i = 2; i < argc; ++i) extra += std::string(" ") + argv[i];
+  for (int i = first_extra; i < argc; ++i) extra += std::string(" ") + argv[i];
   // One scenario at a time (--jobs 1), so the wall time is the simulation's, not the machine's
   // spare cores'.
-  const std::string command =
-      std::string(argv[1]) + " compare --jobs 1 --model t-nlg --sublayer fc2 --tp 8" + extra;
-  const Run simple = compare(command + " --set hbm.model=simple", "bench-hbm-simple.json");
-  const Run bank = compare(command + " --set hbm.model=bank", "bench-hbm-bank.json");
+  const std::string command = std::string(argv[1]) +
+                              " compare --jobs 1 --model t-nlg --sublayer fc2 --tp 8"
+                              " --set sim.symmetry=rotational" +
+                              extra;
+  std::vector<double> simple_s, bank_s, ratios;
+  Run simple, bank;
+  for (int round = 0; round < repeat; ++round) {
+    const auto run_simple = [&] {
+      simple = compare(command + " --set hbm.model=simple", "bench-hbm-simple.json");
+    };
+    const auto run_bank = [&] {
+      bank = compare(command + " --set hbm.model=bank", "bench-hbm-bank.json");
+    };
+    if (round % 2 == 0) {
+      run_simple();
+      run_bank();
+    } else {
+      run_bank();
+      run_simple();
+    }
+    simple_s.push_back(simple.seconds);
+    bank_s.push_back(bank.seconds);
+    ratios.push_back(bank.seconds / simple.seconds);
+  }
 
-  std::printf("bench_hbm_model: t-nlg fc2, TP 8, every scenario%s\n", extra.c_str());
-  std::printf("  wall time, hbm.model=simple %8.2f s\n", simple.seconds);
-  std::printf("  wall time, hbm.model=bank   %8.2f s   (ratio %.2fx, target <= 1.5x)\n",
-              bank.seconds, bank.seconds / simple.seconds);
+  std::printf("bench_hbm_model: t-nlg fc2, TP 8, every scenario, --set sim.symmetry=rotational%s\n",
+              extra.c_str());
+  std::printf("  %-6s %12s %12s %8s\n", "pair", "simple s", "bank s", "ratio");
+  for (int round = 0; round < repeat; ++round) {
+    std::printf("  %-6d %12.2f %12.2f %7.2fx\n", round + 1, simple_s[round], bank_s[round],
+                ratios[round]);
+  }
+  std::printf("  median ratio %.2fx (target <= 1.5x); fastest bank / fastest simple %.2fx\n",
+              median(ratios),
+              *std::min_element(bank_s.begin(), bank_s.end()) /
+                  *std::min_element(simple_s.begin(), simple_s.end()));
   std::printf("  %-14s %14s %14s %10s\n", "scenario", "simple us", "bank us", "bank/simple");
   for (const auto& one : simple.results) {
     for (const auto& other : bank.results) {
