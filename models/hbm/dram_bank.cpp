@@ -164,7 +164,6 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per
               u(c.wr_ns),    u(c.rtp_ns), u(c.refi_ns),   u(c.rfc_ns),    u(burst_ns)};
   banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
   group_floor_.resize(static_cast<std::size_t>(bank_groups_));
-  group_last_.resize(static_cast<std::size_t>(bank_groups_));
   next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
 
@@ -226,77 +225,90 @@ void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uin
 // opens and the other direction issues nothing, so each bank's tRCD and, for reads, tWTR after the
 // last write are fixed: they make one floor per bank group, and the loop carries only the column
 // spacing (tCCD) and the data bus. A bank's precharge waits for its last burst (tRTP after a read
-// command, tWR after write data), so it is set once per bank.
+// command, tWR after write data), so it is set at that burst. The timing lives in locals: the
+// stores to the banks and to burst_end could alias the members, which would reload them per burst.
 void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uint64_t earliest,
                                  const std::uint64_t* burst_earliest, std::uint64_t* burst_end,
                                  DramService& service) {
-  if (where.bursts == 0) return;
+  const int bursts = where.bursts;
+  if (bursts == 0) return;
+  const int bank_groups = bank_groups_;
   const std::uint64_t latency = write ? t_.cwl : t_.cl;
+  const std::uint64_t burst = t_.burst;
+  const std::uint64_t ccd_s = t_.ccd_s;
+  const std::uint64_t ccd_l = t_.ccd_l;
+  const std::uint64_t precharge_after = write ? t_.wr : t_.rtp;
   std::uint64_t floor = earliest;
   if (write && any_read_) {  // read-to-write: the write's data starts rtw_gap after the read's
-    const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
+    const std::uint64_t data_from = last_read_ + t_.cl + burst + t_.rtw_gap;
     if (data_from > floor + latency) floor = data_from - latency;
   }
-  const int groups = std::min(where.bursts, bank_groups_);
-  const int first_group = where.first_burst % bank_groups_;
-  for (int i = 0, group = first_group; i < groups; ++i) {
-    const Bank& b = bank(group, where.bank);
-    std::uint64_t at = std::max(floor, write ? b.wr_ready : b.rd_ready);
-    if (!write && last_write_group_ >= 0) {
-      at = std::max(at, last_write_end_ + (group == last_write_group_ ? t_.wtr_l : t_.wtr_s));
-    }
-    group_floor_[static_cast<std::size_t>(group)] = at;
-    if (++group == bank_groups_) group = 0;
-  }
+  // A read waits tWTR after the last write's data, longer in that write's bank group.
+  const bool after_write = !write && last_write_group_ >= 0;
+  const std::uint64_t wtr_s_from = last_write_end_ + t_.wtr_s;
+  const std::uint64_t wtr_l_from = last_write_end_ + t_.wtr_l;
+  const int write_group = last_write_group_;
+  const int groups = std::min(bursts, bank_groups);
+  // The first round meets every constraint; with no per-burst floors and alternating bank groups,
+  // a later round's burst finds its bank's floor passed (its group's burst one round earlier met
+  // it) and follows the burst before by the larger of tCCD_S and the bus time.
+  const int full_rule = burst_earliest || bank_groups < 2 ? bursts : groups;
+  // Bursts at or after last_round are the last of their bank group.
+  const int last_round = bursts - bank_groups;
+  Bank* const banks = banks_.data() + where.bank;  // bank group g's bank: banks[g * per_group]
+  const int per_group = banks_per_group_;
+  std::uint64_t* const floors = group_floor_.data();
   std::uint64_t last_column = last_column_;
   int last_group = last_column_group_;
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
-  std::uint64_t end = 0;
-  // The first round meets every constraint; with no per-burst floors and alternating bank groups,
-  // a later round's burst finds its bank's floor passed (its group's burst one round earlier met
-  // it) and follows the burst before by the larger of tCCD_S and the bus time.
-  const int full_rule = burst_earliest || bank_groups_ < 2 ? where.bursts : groups;
-  const std::uint64_t step = std::max(t_.ccd_s, t_.burst);
-  int group = first_group;
-  for (int i = 0; i < where.bursts; ++i) {
-    if (i < full_rule) {
-      at = group_floor_[static_cast<std::size_t>(group)];
-      if (burst_earliest) at = std::max(at, burst_earliest[i]);
-      if (last_group >= 0) {
-        at = std::max(at, last_column + (group == last_group ? t_.ccd_l : t_.ccd_s));
+  int group = where.first_burst % bank_groups;
+  for (int i = 0; i < full_rule; ++i) {
+    Bank& b = banks[group * per_group];
+    if (i < groups) {  // the group's first burst: tRCD, tWTR
+      std::uint64_t group_floor = std::max(floor, write ? b.wr_ready : b.rd_ready);
+      if (after_write) {
+        group_floor = std::max(group_floor, group == write_group ? wtr_l_from : wtr_s_from);
       }
-      if (bus_free > at + latency) at = bus_free - latency;  // the data bus: one burst at once
-    } else {
-      at = last_column + step;
+      floors[group] = group_floor;
     }
-    end = at + latency + t_.burst;
-    if (burst_end) burst_end[i] = end;
-    bus_free = end;
+    at = floors[group];
+    if (burst_earliest) at = std::max(at, burst_earliest[i]);
+    if (last_group >= 0) at = std::max(at, last_column + (group == last_group ? ccd_l : ccd_s));
+    if (bus_free > at + latency) at = bus_free - latency;  // the data bus: one burst at once
+    bus_free = at + latency + burst;
+    if (burst_end) burst_end[i] = bus_free;
+    if (i >= last_round) {
+      b.pre_ready = std::max(b.pre_ready, (write ? bus_free : at) + precharge_after);
+    }
     last_column = at;
     last_group = group;
-    group_last_[static_cast<std::size_t>(group)] = write ? end : at;
-    if (++group == bank_groups_) group = 0;
+    if (++group == bank_groups) group = 0;
   }
-  group = first_group;
-  for (int i = 0; i < groups; ++i) {
-    Bank& b = bank(group, where.bank);
-    const std::uint64_t last = group_last_[static_cast<std::size_t>(group)];
-    b.pre_ready = std::max(b.pre_ready, last + (write ? t_.wr : t_.rtp));
-    if (++group == bank_groups_) group = 0;
+  const std::uint64_t step = std::max(ccd_s, burst);
+  for (int i = full_rule; i < bursts; ++i) {  // later rounds: evenly spaced
+    at += step;
+    bus_free = at + latency + burst;
+    if (burst_end) burst_end[i] = bus_free;
+    if (i >= last_round) {
+      Bank& b = banks[group * per_group];
+      b.pre_ready = std::max(b.pre_ready, (write ? bus_free : at) + precharge_after);
+    }
+    last_group = group;
+    if (++group == bank_groups) group = 0;
   }
   if (write) {
-    last_write_end_ = end;
+    last_write_end_ = bus_free;
     last_write_group_ = last_group;
   } else {
     last_read_ = at;
     any_read_ = true;
   }
-  last_column_ = last_column;
+  last_column_ = at;
   last_column_group_ = last_group;
   bus_free_ = bus_free;
-  service.bus_busy += static_cast<std::uint64_t>(where.bursts) * t_.burst;
-  service.data_end = std::max(service.data_end, end);
+  service.bus_busy += static_cast<std::uint64_t>(bursts) * burst;
+  service.data_end = std::max(service.data_end, bus_free);
   service.last_column = std::max(service.last_column, at);
 }
 

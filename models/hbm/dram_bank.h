@@ -137,9 +137,8 @@ class PseudoChannelTimer {
   std::uint64_t bus_free_ = 0;  // data bus free from here
   std::uint64_t next_refresh_ = 0;
   std::uint64_t refreshes_ = 0;
-  // Scratch of columns(), per bank group: the floor its bursts share, its last burst's time.
+  // Scratch of columns(), per bank group: the floor its bursts share.
   std::vector<std::uint64_t> group_floor_;
-  std::vector<std::uint64_t> group_last_;
   std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
 };
 
