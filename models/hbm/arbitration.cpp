@@ -49,7 +49,7 @@ McaPolicy::McaPolicy(const McaConfig& config)
 McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
                                       sc_core::sc_time now) {
   Decision d;
-  std::int64_t queued_compute = 0;
+  std::int64_t queued_compute = 0, queued_communication = 0;
   std::optional<Age> compute_key, communication_key;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueuedRequest& request = queue[i];
@@ -59,6 +59,8 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
       if (!first_arrival_ || request.arrival < *first_arrival_) {
         if (stats_.derived && !threshold_known()) first_arrival_ = request.arrival;
       }
+    } else {
+      ++queued_communication;
     }
     auto& key = is_compute ? compute_key : communication_key;
     const Age age{request.arrival, request.sequence};
@@ -80,7 +82,8 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
       stats_.threshold = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(mean)));
     }
   }
-  d.gate_shut = threshold_known() && queued_compute >= stats_.threshold;
+  d.gate_shut = threshold_known() && queued_compute >= stats_.threshold &&
+                queued_communication < stats_.threshold;
   const std::optional<std::size_t> starved = track_deferral(queue, compute_key, now);
   if (starved && d.compute) {
     d.starved = true;

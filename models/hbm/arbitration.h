@@ -105,15 +105,20 @@ struct McaStats {
 //     request's queueing (at low bandwidth a queue alone can take longer than the limit, and
 //     counting that would give communication priority over compute), nor communication's
 //     throughput (one request per limit while the gate stays shut would starve a ring).
-//  2. Gate. Let q be the compute requests queued now. If the threshold is known and q >= it,
-//     communication is held back: serve the oldest compute request.
+//  2. Gate. Let q be the compute requests queued now and c the communication requests. If the
+//     threshold is known, q >= it and c < it, communication is held back: serve the oldest
+//     compute request. The threshold is the queue occupancy the GEMM keeps alone (its first
+//     stage); once as many communication requests wait as that, communication is falling behind
+//     the GEMM rather than trickling beside it, and holding it back longer only moves its work to
+//     the tail of the fused phase, where nothing overlaps it (docs/t3.md, "The MCA study").
 //  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
 //     chooses among all of them (admissible()).
 //
 // With hbm.mca.row_hits_first (the default), a shut gate ranks communication below compute but
 // keeps FR-FCFS's first-ready rule above that ranking for the bank model: in the direction (read
-// or write) the admitted requests and the write drain choose, compute row hits, then
-// communication row hits, then compute misses. A row hit needs no activation, so serving it
+// or write) the admitted requests and the write drain choose (the drain counts only admitted
+// writes, so held-back ones never turn the bus to writes), compute row hits, then communication
+// row hits, then compute misses. A row hit needs no activation, so serving it
 // while its row is open costs compute one burst, where holding it back costs an activation and
 // precharge later; held-back hits never turn the bus around (measured in docs/t3.md, "The MCA
 // study"). Without it the gate is strict.

@@ -93,9 +93,9 @@ struct MemoryController::Impl {
     std::unique_ptr<ArbitrationPolicy> policy;
     // Bank model: the pseudo-channel's DRAM state, and its write drain.
     std::unique_ptr<PseudoChannelTimer> timer;
-    int channel = 0;        // the channel this queue belongs to
-    int writes = 0;         // writes and updates queued
-    bool draining = false;  // serving writes first, between the watermarks
+    int channel = 0;                            // the channel this queue belongs to
+    std::array<int, kTrafficClasses> writes{};  // writes and updates queued, by class
+    bool draining = false;                      // serving writes first, between the watermarks
   };
   struct Arrival {
     sc_core::sc_time at;
@@ -325,7 +325,7 @@ struct MemoryController::Impl {
     if (banked) ref.row_hit = ch.timer->row_open(ref.where);
     ch.queue.push_back(request);
     ch.refs.push_back(ref);
-    if (is_write(request.op)) ++ch.writes;
+    if (is_write(request.op)) ++ch.writes[index(request.traffic_class)];
     change_occupancy(queue, request.traffic_class, +1, now);
   }
 
@@ -340,7 +340,7 @@ struct MemoryController::Impl {
       ch.queue.erase(ch.queue.begin() + static_cast<std::ptrdiff_t>(pick));
       ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
     }
-    if (is_write(request.op)) --ch.writes;
+    if (is_write(request.op)) --ch.writes[index(request.traffic_class)];
     change_occupancy(queue, request.traffic_class, -1, now);
 
     Transaction& transaction = *ref.transaction;
@@ -438,12 +438,20 @@ struct MemoryController::Impl {
     const Admissible allowed = ch.policy->admissible(ch.queue, now);
     if (allowed.forced) return allowed.forced;
     if (allowed.none()) return std::nullopt;
-    if (ch.draining && ch.writes <= write_low) ch.draining = false;
-    if (!ch.draining && ch.writes >= write_high) ch.draining = true;
+    // The drain counts the writes of the classes the policy admits: held-back writes do not
+    // choose the bus direction, as held-back row hits do not (below).
+    int writes = 0, queued = 0;
+    for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
+      if (!allowed.allows(c)) continue;
+      writes += ch.writes[index(c)];
+      queued += ch.occupancy[index(c)];
+    }
+    if (ch.draining && writes <= write_low) ch.draining = false;
+    if (!ch.draining && writes >= write_high) ch.draining = true;
     const bool frfcfs = config.bank.scheduler == BankScheduler::FrFcfs;
     // The kind the drain state wants if the policy allows any of it; the scan stops at its first
     // row hit (or its oldest, without FR-FCFS), since nothing later can be chosen over that.
-    const int wanted = ch.draining || ch.writes == static_cast<int>(ch.queue.size()) ? 1 : 0;
+    const int wanted = ch.draining || writes == queued ? 1 : 0;
     // held_hit: the oldest row hit of a class the policy holds back, which may go after the
     // admitted row hits of its direction when the policy allows it (Admissible::held_row_hits).
     std::optional<std::size_t> oldest[2], hit[2], held_hit[2];  // [write?]

@@ -319,14 +319,15 @@ TEST_CASE("Bank FCFS scheduler serves the older conflict first", "[bank][schedul
 
 namespace {
 
-// Completion order under MCA (threshold 1, no starvation in reach) of: a compute read opening row
-// 0 of bank 0 (t=0), a communication hit to row 0 (t=1), a compute hit to row 0 (t=2) and a
-// compute conflict in that bank (t=3); the others wait while the first is served, with the gate
-// shut (two compute requests queued).
+// Completion order under MCA (threshold 2, no starvation in reach) of: a compute read opening row
+// 0 of bank 0 (t=0), a communication hit to row 0 (t=1), a compute hit to row 0 (t=2), a compute
+// conflict in that bank (t=3) and a compute read of another bank (t=4); the others wait while the
+// first is served, with the gate shut while two compute requests are queued (one communication
+// request stays below the threshold).
 std::vector<int> mca_order(bool row_hits_first) {
   HbmConfig config = one_pseudo_channel();
   config.arbitration = Arbitration::Mca;
-  config.mca.threshold = 1;
+  config.mca.threshold = 2;
   config.mca.starvation_ns = 1e6;
   config.mca.row_hits_first = row_hits_first;
   Bench bench("bench", config);
@@ -338,8 +339,9 @@ std::vector<int> mca_order(bool row_hits_first) {
   } accesses[] = {{0, 0, TrafficClass::Compute},
                   {256 * 4, 1, TrafficClass::Communication},
                   {256 * 8, 2, TrafficClass::Compute},
-                  {kBankSpan, 3, TrafficClass::Compute}};
-  for (int k = 0; k < 4; ++k) {
+                  {kBankSpan, 3, TrafficClass::Compute},
+                  {2 * kBankSpan + kRowSpan, 4, TrafficClass::Compute}};
+  for (int k = 0; k < 5; ++k) {
     Bench::thread([&, k] {
       const auto& a = accesses[k];
       bench.access(Op::Read, a.offset, k == 0 ? 256 : 32, ns(a.at_ns), nullptr, a.traffic_class);
@@ -354,12 +356,13 @@ std::vector<int> mca_order(bool row_hits_first) {
 
 TEST_CASE("Bank MCA serves a held-back row hit after compute's hits, before compute's conflict",
           "[bank][scheduler][mca]") {
-  CHECK(mca_order(true) == std::vector<int>{0, 2, 1, 3});
+  CHECK(mca_order(true) == std::vector<int>{0, 2, 1, 3, 4});
 }
 
 TEST_CASE("Bank MCA without row_hits_first holds every communication request back",
           "[bank][scheduler][mca]") {
-  CHECK(mca_order(false) == std::vector<int>{0, 2, 3, 1});
+  // After the conflict one compute request is left, below the threshold: the gate opens.
+  CHECK(mca_order(false) == std::vector<int>{0, 2, 3, 1, 4});
 }
 
 TEST_CASE("Bank write drain holds writes back until the high watermark", "[bank][scheduler]") {
@@ -416,6 +419,39 @@ TEST_CASE("Bank write drain serves writes first at the high watermark", "[bank][
   CHECK(order[1] == Op::Write);
   CHECK(order[2] == Op::Write);
   CHECK(order[3] == Op::Read);
+}
+
+TEST_CASE("Bank MCA: held-back writes do not start the write drain", "[bank][scheduler][mca]") {
+  HbmConfig config = one_pseudo_channel();
+  config.queue_depth = 16;
+  config.bank.write_high = 0.25;  // 4 queued writes would start the drain
+  config.bank.write_low = 0.125;
+  config.arbitration = Arbitration::Mca;
+  config.mca.threshold = 5;  // above the 4 communication writes, so the gate stays shut
+  config.mca.starvation_ns = 1e6;
+  Bench bench("bench", config);
+  std::vector<TrafficClass> order;
+  // t=0: a compute read opens row 0 of the banks of index 0. t=1: 4 communication writes that
+  // hit that row. t=1.5: 5 compute reads to closed rows, which shut the gate. Counted, the held
+  // writes would reach the watermark, turn the bus to writes and go first as held-back row hits.
+  Bench::thread([&] { bench.access(Op::Read, 0, 256); });
+  for (int i = 0; i < 4; ++i) {
+    Bench::thread([&, i] {
+      bench.access(Op::Write, 256 * static_cast<std::uint64_t>(1 + i), 32, ns(1), nullptr,
+                   TrafficClass::Communication);
+      order.push_back(TrafficClass::Communication);
+    });
+  }
+  for (int i = 0; i < 5; ++i) {
+    Bench::thread([&, i] {
+      bench.access(Op::Read, 2 * kBankSpan + kRowSpan * static_cast<std::uint64_t>(i % 4), 32,
+                   ns(1.5));
+      order.push_back(TrafficClass::Compute);
+    });
+  }
+  sc_core::sc_start();
+  REQUIRE(order.size() == 9);
+  CHECK(order[0] == TrafficClass::Compute);  // the one pick made with the gate shut
 }
 
 TEST_CASE("Bank update is a read, the ALU and a write of the bank", "[bank][nmc]") {

@@ -135,6 +135,26 @@ TEST_CASE("MCA holds communication back while compute occupancy is at the thresh
   CHECK(policy.stats().communication_served == 3);
 }
 
+TEST_CASE("MCA opens the gate once as many communication requests wait as the threshold", "[mca]") {
+  McaConfig config;
+  config.threshold = 2;
+  config.starvation_ns = 1e6;  // out of reach: only the gate decides
+  McaPolicy policy(config);
+  // Two compute requests and one older communication request: 1 < 2 waits, the gate is shut.
+  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
+  CHECK_FALSE(policy.admissible(queue, ns(30)).communication);
+  CHECK(policy.pick(queue, ns(30)) == Pick(1));
+  // A second communication request: communication has fallen behind, so the gate opens and the
+  // oldest (communication) goes although compute is at the threshold.
+  queue.push_back(communication(3, 25));
+  CHECK(policy.admissible(queue, ns(40)).communication);
+  CHECK(serve(policy, queue, 40) == Pick(0));
+  // Back to one waiting: shut again.
+  CHECK(serve(policy, queue, 50) == Pick(0));
+  CHECK(queue.front().traffic_class == TrafficClass::Compute);
+  CHECK(policy.stats().communication_served == 1);
+}
+
 TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") {
   McaConfig config;
   config.threshold = 2;
