@@ -49,7 +49,7 @@ TEST_CASE("presets carry the published figures they are named after") {
   const SystemConfig mi300x = load_system("mi300x-8");
   CHECK(mi300x.gpus == 8);
   CHECK(mi300x.topology.kind == TopologyKind::FullyConnected);  // Infinity Fabric mesh
-  CHECK(mi300x.sm.count == 304);                                  // CUs
+  CHECK(mi300x.sm.count == 304);                                // CUs
   CHECK(mi300x.hbm.channels == 128);
   CHECK(mi300x.hbm.bandwidth_GBps == 5300.0);
   // 304 CUs x 2048 FLOP/clk x 2.1 GHz: the published 1307 TF dense FP16 (clock uncertain).
