@@ -114,6 +114,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "after compute's row hits and before compute's misses (FR-FCFS first-ready above "
            "MCA's ranking); false holds every communication request back",
            0, 0});
+  v.visit("hbm.mca.release_backlog", h.mca.release_backlog,
+          {"",
+           "MCA: the gate opens once as many communication requests wait in a queue as the "
+           "threshold (communication falling behind the GEMM); false holds communication back "
+           "however many wait",
+           0, 0});
 
   auto& b = h.bank;
   v.visit("hbm.bank.pseudo_channels", b.pseudo_channels,

@@ -62,6 +62,7 @@ struct McaConfig {
   double starvation_ns = 2000.0;  // longest a communication request waits
   double window_ns = 5000.0;      // first-stage window the threshold is derived from
   bool row_hits_first = true;     // bank model: held-back row hits go before compute misses
+  bool release_backlog = true;    // the gate opens once `threshold` communication requests wait
 };
 
 // DRAM command timing of the bank model, in ns. Defaults: Ramulator2's HBM2 2000 Mbps table (tCK =

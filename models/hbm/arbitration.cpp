@@ -36,7 +36,8 @@ Admissible PriorityPolicy::admissible(const std::deque<QueuedRequest>& queue,
 McaPolicy::McaPolicy(const McaConfig& config)
     : starvation_(config.starvation_ns, sc_core::SC_NS),
       window_(config.window_ns, sc_core::SC_NS),
-      row_hits_first_(config.row_hits_first) {
+      row_hits_first_(config.row_hits_first),
+      release_backlog_(config.release_backlog) {
   if (config.threshold < 0) throw ConfigError("hbm.mca.threshold: must not be negative");
   if (!(config.starvation_ns >= 0)) {
     throw ConfigError("hbm.mca.starvation_ns: must not be negative");
@@ -83,7 +84,7 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
     }
   }
   d.gate_shut = threshold_known() && queued_compute >= stats_.threshold &&
-                queued_communication < stats_.threshold;
+                !(release_backlog_ && queued_communication >= stats_.threshold);
   const std::optional<std::size_t> starved = track_deferral(queue, compute_key, now);
   if (starved && d.compute) {
     d.starved = true;

@@ -106,11 +106,12 @@ struct McaStats {
 //     counting that would give communication priority over compute), nor communication's
 //     throughput (one request per limit while the gate stays shut would starve a ring).
 //  2. Gate. Let q be the compute requests queued now and c the communication requests. If the
-//     threshold is known, q >= it and c < it, communication is held back: serve the oldest
-//     compute request. The threshold is the queue occupancy the GEMM keeps alone (its first
-//     stage); once as many communication requests wait as that, communication is falling behind
-//     the GEMM rather than trickling beside it, and holding it back longer only moves its work to
-//     the tail of the fused phase, where nothing overlaps it (docs/t3.md, "The MCA study").
+//     threshold is known, q >= it and c < it (c is not counted with hbm.mca.release_backlog =
+//     false), communication is held back: serve the oldest compute request. The threshold is the
+//     queue occupancy the GEMM keeps alone (its first stage); once as many communication requests
+//     wait as that, communication is falling behind the GEMM rather than trickling beside it, and
+//     holding it back longer only moves its work to the tail of the fused phase, where nothing
+//     overlaps it (docs/t3.md, "The MCA study").
 //  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
 //     chooses among all of them (admissible()).
 //
@@ -166,6 +167,7 @@ class McaPolicy : public ArbitrationPolicy {
   sc_core::sc_time starvation_;
   sc_core::sc_time window_;
   bool row_hits_first_;
+  bool release_backlog_;
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
   // Communication requests deferred (rule 1) as of the last pick: (sequence, since).
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_;

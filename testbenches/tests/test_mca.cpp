@@ -53,7 +53,8 @@ Pick serve(McaPolicy& policy, std::deque<QueuedRequest>& queue, double now_ns) {
 }  // namespace
 
 TEST_CASE("MCA serves compute before older communication while the gate is shut", "[mca]") {
-  McaConfig config;  // starvation 2000 ns
+  McaConfig config;                // starvation 2000 ns
+  config.release_backlog = false;  // the rules below alone, without the backlog release
   {
     config.threshold = 1;
     McaPolicy policy(config);
@@ -69,6 +70,7 @@ TEST_CASE("MCA serves compute before older communication while the gate is shut"
 
 TEST_CASE("MCA picks the oldest by arrival when arrivals are not in sequence order", "[mca]") {
   McaConfig config;
+  config.release_backlog = false;  // the rules below alone, without the backlog release
   config.threshold = 1;
   McaPolicy policy(config);
   // In order at first: the first request of each class is its oldest.
@@ -86,6 +88,7 @@ TEST_CASE("MCA picks the oldest by arrival when arrivals are not in sequence ord
 
 TEST_CASE("MCA finds each class's oldest request wherever it is queued", "[mca]") {
   McaConfig config;
+  config.release_backlog = false;  // the rules below alone, without the backlog release
   config.threshold = 1;
   McaPolicy policy(config);
   std::uint64_t sequence = 0;
@@ -182,6 +185,7 @@ TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") 
 
 TEST_CASE("MCA starvation limit serves each communication request deferred that long", "[mca]") {
   McaConfig config;
+  config.release_backlog = false;  // the rules below alone, without the backlog release
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
@@ -206,6 +210,7 @@ TEST_CASE("MCA starvation limit serves each communication request deferred that 
 
 TEST_CASE("MCA defers communication only once no older compute request is queued", "[mca]") {
   McaConfig config;
+  config.release_backlog = false;  // the rules below alone, without the backlog release
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
@@ -224,6 +229,7 @@ TEST_CASE("MCA defers communication only once no older compute request is queued
 
 TEST_CASE("MCA derives its threshold from the first window's compute occupancy", "[mca]") {
   McaConfig config;
+  config.release_backlog = false;  // the rules below alone, without the backlog release
   config.threshold = 0;
   config.window_ns = 1000;
   config.starvation_ns = 1e6;  // out of the way
@@ -407,6 +413,7 @@ TEST_CASE("MCA controller bounds communication latency and speeds up compute vs 
   fcfs_config.arbitration = Arbitration::Fcfs;
   HbmConfig mca_config = config;
   mca_config.arbitration = Arbitration::Mca;
+  mca_config.mca.release_backlog = false;
 
   Bench fcfs("fcfs", fcfs_config);
   Bench mca("mca", mca_config);
