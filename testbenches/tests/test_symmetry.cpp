@@ -189,14 +189,15 @@ void check_symmetric(int tp, const std::string& topology) {
       INFO(category);
       CHECK(std::abs(relative(bytes, sym["dram_bytes"][category])) <= 0.005);
     }
-    // How many slices a tracker holds at the peak follows the timing: ideal-rs-nmc's DMA ring
-    // starts after the sequential GEMM, which leaves each GPU's L2 holding other lines of its
-    // chunk (see above), and the engine reads ahead as fast as memory answers; under t3-mca the
-    // gate's decisions follow each queue's occupancy. So the peak may differ by two between GPUs
-    // (108 against 110 on t3-mca at TP 8); every count is the same.
+    // How many slices a tracker holds at the peak follows the timing where the order of service
+    // does: ideal-rs-nmc's DMA ring starts after the sequential GEMM, which leaves each GPU's L2
+    // holding other lines of its chunk (see above), and the engine reads ahead as fast as memory
+    // answers (one slice apart at most); t3-mca's gate follows each queue's communication backlog
+    // (108 against 110 at TP 8). Elsewhere the peak, and everywhere every count, is the same.
+    const double peak_apart = name == "t3-mca" ? 2 : name == "ideal-rs-nmc" ? 1 : 0;
     nlohmann::json sym_tracker = sym["tracker"], one_tracker = one["tracker"];
     CHECK(std::abs(sym_tracker["max_in_use"].get<double>() -
-                   one_tracker["max_in_use"].get<double>()) <= 2);
+                   one_tracker["max_in_use"].get<double>()) <= peak_apart);
     sym_tracker.erase("max_in_use");
     one_tracker.erase("max_in_use");
     CHECK(sym_tracker == one_tracker);
@@ -207,8 +208,9 @@ void check_symmetric(int tp, const std::string& topology) {
       CHECK(sym["dma"][count] == one["dma"][count]);
     }
     // (5.07% apart on t3-mca at TP 8, whose gate follows each queue's communication backlog.)
+    const double latency_apart = name == "t3-mca" ? 0.06 : 0.05;
     for (const char* mean : {"mean_piece_read_ns", "mean_piece_write_ns"}) {
-      CHECK(std::abs(relative(one["dma"][mean], sym["dma"][mean])) <= 0.06);
+      CHECK(std::abs(relative(one["dma"][mean], sym["dma"][mean])) <= latency_apart);
     }
   }
 }
