@@ -111,6 +111,8 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
     digit.shift = log2_or_none(divisor);
     digit.mask = log2_or_none(digit.radix) >= 0;
     digit.top = it + 1 == msb_first.rend();
+    digit.bits = digit.shift >= 0 && (digit.top || digit.mask);
+    if (!digit.top) digit.bit_mask = digit.radix - 1;
     divisor *= digit.radix;
     switch (*it) {
       case Field::Row:
@@ -131,21 +133,6 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
   }
   interleave_shift_ = log2_or_none(interleave_);
   burst_shift_ = log2_or_none(static_cast<std::uint64_t>(burst_bytes_));
-}
-
-DramLocation DramAddressMap::locate(std::uint64_t offset, std::uint32_t bytes) const {
-  DramLocation where;
-  const bool shifts = interleave_shift_ >= 0;
-  const std::uint64_t granule = shifts ? offset >> interleave_shift_ : offset / interleave_;
-  const std::uint64_t inside = shifts ? offset & (interleave_ - 1) : offset % interleave_;
-  where.first_burst = static_cast<int>(inside >> burst_shift_);
-  const std::uint64_t last = (inside + bytes - 1) >> burst_shift_;
-  where.bursts = static_cast<int>(last) - where.first_burst + 1;
-  where.channel = static_cast<int>(channel_.of(granule));
-  where.pseudo_channel = static_cast<int>(pseudo_channel_.of(granule));
-  where.bank = static_cast<int>(bank_.of(granule));
-  where.row = row_.of(granule);
-  return where;
 }
 
 PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per_ns,
@@ -203,15 +190,13 @@ void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uin
   std::uint64_t at = earliest;
   if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t_.rp;  // PRE, then tRP
   at = std::max(at, b.act_ready);
-  if (last_act_group_ >= 0) {
-    at = std::max(at, last_act_ + (group == last_act_group_ ? t_.rrd_l : t_.rrd_s));
-  }
-  // last_acts_[oldest_act_] is the fourth ACT back once four have issued.
-  if (acts_ >= 4) at = std::max(at, last_acts_[oldest_act_] + t_.faw);
-  last_acts_[oldest_act_] = at;
-  oldest_act_ = (oldest_act_ + 1) % 4;
-  acts_ = std::min(acts_ + 1, 4);
-  last_act_ = at;
+  at = std::max(at, group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_);
+  // faw_ready_[oldest_act_] is tFAW after the fourth ACT back (0 until four have issued).
+  at = std::max(at, faw_ready_[oldest_act_]);
+  faw_ready_[oldest_act_] = at + t_.faw;
+  oldest_act_ = (oldest_act_ + 1) & 3;
+  act_same_group_ready_ = at + t_.rrd_l;
+  act_other_group_ready_ = at + t_.rrd_s;
   last_act_group_ = group;
   b.open_row = static_cast<std::int64_t>(where.row);
   b.act_ready = at + t_.rc;
@@ -227,24 +212,29 @@ void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uin
 // spacing (tCCD) and the data bus. A bank's precharge waits for its last burst (tRTP after a read
 // command, tWR after write data), so it is set at that burst. The timing lives in locals: the
 // stores to the banks and to burst_end could alias the members, which would reload them per burst.
-void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uint64_t earliest,
+// Instantiated per direction and per use (plain access, or an update's read or write phase), so
+// the branches of the other uses leave the loops.
+template <bool Write, bool Update>
+void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t earliest,
                                  const std::uint64_t* burst_earliest, std::uint64_t* burst_end,
                                  DramService& service) {
+  constexpr bool kBurstFloors = Update && Write;  // an update's writes wait for their sums
+  constexpr bool kBurstEnds = Update && !Write;   // an update's reads say when each is back
   const int bursts = where.bursts;
   if (bursts == 0) return;
   const int bank_groups = bank_groups_;
-  const std::uint64_t latency = write ? t_.cwl : t_.cl;
+  const std::uint64_t latency = Write ? t_.cwl : t_.cl;
   const std::uint64_t burst = t_.burst;
   const std::uint64_t ccd_s = t_.ccd_s;
   const std::uint64_t ccd_l = t_.ccd_l;
-  const std::uint64_t precharge_after = write ? t_.wr : t_.rtp;
+  const std::uint64_t precharge_after = Write ? t_.wr : t_.rtp;
   std::uint64_t floor = earliest;
-  if (write && any_read_) {  // read-to-write: the write's data starts rtw_gap after the read's
+  if (Write && any_read_) {  // read-to-write: the write's data starts rtw_gap after the read's
     const std::uint64_t data_from = last_read_ + t_.cl + burst + t_.rtw_gap;
     if (data_from > floor + latency) floor = data_from - latency;
   }
   // A read waits tWTR after the last write's data, longer in that write's bank group.
-  const bool after_write = !write && last_write_group_ >= 0;
+  const bool after_write = !Write && last_write_group_ >= 0;
   const std::uint64_t wtr_s_from = last_write_end_ + t_.wtr_s;
   const std::uint64_t wtr_l_from = last_write_end_ + t_.wtr_l;
   const int write_group = last_write_group_;
@@ -252,7 +242,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uin
   // The first round meets every constraint; with no per-burst floors and alternating bank groups,
   // a later round's burst finds its bank's floor passed (its group's burst one round earlier met
   // it) and follows the burst before by the larger of tCCD_S and the bus time.
-  const int full_rule = burst_earliest || bank_groups < 2 ? bursts : groups;
+  const int full_rule = kBurstFloors || bank_groups < 2 ? bursts : groups;
   // Bursts at or after last_round are the last of their bank group.
   const int last_round = bursts - bank_groups;
   Bank* const banks = banks_.data() + where.bank;  // bank group g's bank: banks[g * per_group]
@@ -263,41 +253,45 @@ void PseudoChannelTimer::columns(const DramLocation& where, bool write, std::uin
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
   int group = where.first_burst % bank_groups;
-  for (int i = 0; i < full_rule; ++i) {
-    Bank& b = banks[group * per_group];
-    if (i < groups) {  // the group's first burst: tRCD, tWTR
-      std::uint64_t group_floor = std::max(floor, write ? b.wr_ready : b.rd_ready);
-      if (after_write) {
-        group_floor = std::max(group_floor, group == write_group ? wtr_l_from : wtr_s_from);
-      }
-      floors[group] = group_floor;
-    }
-    at = floors[group];
-    if (burst_earliest) at = std::max(at, burst_earliest[i]);
-    if (last_group >= 0) at = std::max(at, last_column + (group == last_group ? ccd_l : ccd_s));
+  // Burst i goes on the bus once its column spacing and the bus allow; the last of its bank group
+  // sets the bank's precharge floor.
+  const auto issue = [&](int i) {
     if (bus_free > at + latency) at = bus_free - latency;  // the data bus: one burst at once
     bus_free = at + latency + burst;
-    if (burst_end) burst_end[i] = bus_free;
+    if (kBurstEnds) burst_end[i] = bus_free;
     if (i >= last_round) {
-      b.pre_ready = std::max(b.pre_ready, (write ? bus_free : at) + precharge_after);
+      Bank& b = banks[group * per_group];
+      b.pre_ready = std::max(b.pre_ready, (Write ? bus_free : at) + precharge_after);
     }
     last_column = at;
     last_group = group;
     if (++group == bank_groups) group = 0;
+  };
+  int i = 0;
+  for (; i < groups; ++i) {  // each group's first burst: tRCD, tWTR
+    const Bank& b = banks[group * per_group];
+    std::uint64_t group_floor = std::max(floor, Write ? b.wr_ready : b.rd_ready);
+    if (after_write) {
+      group_floor = std::max(group_floor, group == write_group ? wtr_l_from : wtr_s_from);
+    }
+    floors[group] = group_floor;
+    at = group_floor;
+    if (kBurstFloors) at = std::max(at, burst_earliest[i]);
+    if (last_group >= 0) at = std::max(at, last_column + (group == last_group ? ccd_l : ccd_s));
+    issue(i);
+  }
+  for (; i < full_rule; ++i) {  // later rounds under every constraint
+    at = floors[group];
+    if (kBurstFloors) at = std::max(at, burst_earliest[i]);
+    at = std::max(at, last_column + (group == last_group ? ccd_l : ccd_s));
+    issue(i);
   }
   const std::uint64_t step = std::max(ccd_s, burst);
-  for (int i = full_rule; i < bursts; ++i) {  // later rounds: evenly spaced
+  for (; i < bursts; ++i) {  // later rounds: evenly spaced
     at += step;
-    bus_free = at + latency + burst;
-    if (burst_end) burst_end[i] = bus_free;
-    if (i >= last_round) {
-      Bank& b = banks[group * per_group];
-      b.pre_ready = std::max(b.pre_ready, (write ? bus_free : at) + precharge_after);
-    }
-    last_group = group;
-    if (++group == bank_groups) group = 0;
+    issue(i);
   }
-  if (write) {
+  if (Write) {
     last_write_end_ = bus_free;
     last_write_group_ = last_group;
   } else {
@@ -325,20 +319,24 @@ DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std:
     }
     if (++group == bank_groups_) group = 0;
   }
-  if (kind != Kind::Update) {
-    columns(where, kind == Kind::Write, now, nullptr, nullptr, service);
+  if (kind == Kind::Read) {
+    columns<false, false>(where, now, nullptr, nullptr, service);
+    return service;
+  }
+  if (kind == Kind::Write) {
+    columns<true, false>(where, now, nullptr, nullptr, service);
     return service;
   }
   // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
   // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
   std::vector<std::uint64_t>& ready = update_ready_;
   ready.resize(static_cast<std::size_t>(where.bursts));
-  columns(where, false, now, nullptr, ready.data(), service);
+  columns<false, true>(where, now, nullptr, ready.data(), service);
   for (std::uint64_t& at : ready) {
     const std::uint64_t data_ready = at + alu;
     at = data_ready > t_.cwl ? data_ready - t_.cwl : 0;  // the write command, CWL ahead of its data
   }
-  columns(where, true, now, ready.data(), nullptr, service);
+  columns<true, true>(where, now, ready.data(), nullptr, service);
   return service;
 }
 

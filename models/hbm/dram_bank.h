@@ -32,7 +32,20 @@ class DramAddressMap {
   // Throws ConfigError naming the hbm.* path of a geometry that does not fit together.
   explicit DramAddressMap(const HbmConfig& config);
   // [offset, offset + bytes) must lie inside one interleave granule of the window.
-  DramLocation locate(std::uint64_t offset, std::uint32_t bytes) const;
+  DramLocation locate(std::uint64_t offset, std::uint32_t bytes) const {
+    DramLocation where;
+    const bool shifts = interleave_shift_ >= 0;
+    const std::uint64_t granule = shifts ? offset >> interleave_shift_ : offset / interleave_;
+    const std::uint64_t inside = shifts ? offset & (interleave_ - 1) : offset % interleave_;
+    where.first_burst = static_cast<int>(inside >> burst_shift_);
+    const std::uint64_t last = (inside + bytes - 1) >> burst_shift_;
+    where.bursts = static_cast<int>(last) - where.first_burst + 1;
+    where.channel = static_cast<int>(channel_.of(granule));
+    where.pseudo_channel = static_cast<int>(pseudo_channel_.of(granule));
+    where.bank = static_cast<int>(bank_.of(granule));
+    where.row = row_.of(granule);
+    return where;
+  }
   int burst_bytes() const { return burst_bytes_; }
   int bank_groups() const { return bank_groups_; }
   int banks_per_group() const { return banks_per_group_; }
@@ -48,7 +61,10 @@ class DramAddressMap {
     int shift = -1;     // log2(divisor), or -1 if not a power of two
     bool mask = false;  // radix is a power of two
     bool top = false;   // the most significant field
+    bool bits = false;  // the digit is address bits: (granule >> shift) & bit_mask
+    std::uint64_t bit_mask = ~std::uint64_t{0};  // radix - 1, or all ones for the top field
     std::uint64_t of(std::uint64_t granule) const {
+      if (bits) return (granule >> shift) & bit_mask;
       const std::uint64_t rest = shift >= 0 ? granule >> shift : granule / divisor;
       if (top) return rest;
       return mask ? rest & (radix - 1) : rest % radix;
@@ -111,9 +127,10 @@ class PseudoChannelTimer {
   void open_row(int bank_group, const DramLocation& where, std::uint64_t earliest,
                 DramService& service);
   // Issues the entry's bursts in one direction, each at the earliest time every constraint allows
-  // and no earlier than `earliest` (and burst_earliest[i], if given); burst_end[i], if given,
-  // receives burst i's data end.
-  void columns(const DramLocation& where, bool write, std::uint64_t earliest,
+  // and no earlier than `earliest`. For an update's writes (Update and Write) also no earlier than
+  // burst_earliest[i]; for its reads (Update, not Write) burst_end[i] receives burst i's data end.
+  template <bool Write, bool Update>
+  void columns(const DramLocation& where, std::uint64_t earliest,
                const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
   Bank& bank(int group, int index) {
     return banks_[static_cast<std::size_t>(group * banks_per_group_ + index)];
@@ -123,10 +140,12 @@ class PseudoChannelTimer {
   int bank_groups_;
   int banks_per_group_;
   std::vector<Bank> banks_;
-  std::array<std::uint64_t, 4> last_acts_{};  // the last four ACTs, a ring (tFAW)
-  int oldest_act_ = 0;                        // its oldest entry
-  int acts_ = 0;                              // ACTs issued, up to 4 counted
-  std::uint64_t last_act_ = 0;
+  // Earliest next ACT: by tFAW, a ring over the last four ACTs (oldest_act_ its oldest entry), and
+  // by tRRD_L / tRRD_S after the last ACT in the same / another bank group.
+  std::array<std::uint64_t, 4> faw_ready_{};
+  int oldest_act_ = 0;
+  std::uint64_t act_same_group_ready_ = 0;
+  std::uint64_t act_other_group_ready_ = 0;
   int last_act_group_ = -1;
   std::uint64_t last_column_ = 0;
   int last_column_group_ = -1;

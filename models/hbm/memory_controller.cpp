@@ -122,6 +122,7 @@ struct MemoryController::Impl {
     banked = config.model == HbmModel::Bank;
     const std::int64_t per_channel = banked ? config.bank.pseudo_channels : 1;
     channels.resize(static_cast<std::size_t>(config.channels * per_channel));
+    queues_per_channel = static_cast<double>(per_channel);
     const double units_per_ns = 1e-9 / resolution_s;
     if (banked) {
       dram_map.emplace(config);
@@ -401,7 +402,7 @@ struct MemoryController::Impl {
     stats.channel_bytes[static_cast<std::size_t>(channel)] += s.bytes;
     // A channel's busy time is the mean over its queues' (pseudo-channels') data buses.
     stats.channel_busy_ns[static_cast<std::size_t>(channel)] +=
-        static_cast<double>(occupancy) * resolution_ns / queues_per_channel();
+        static_cast<double>(occupancy) * resolution_ns / queues_per_channel;
 
     transaction.finish = std::max(transaction.finish, done);
     if (--transaction.unserved == 0) {
@@ -414,10 +415,6 @@ struct MemoryController::Impl {
       ch.waiting.pop_front();
       enqueue(queue, waiting_request, waiting_ref, now);
     }
-  }
-
-  double queues_per_channel() const {
-    return static_cast<double>(channels.size()) / static_cast<double>(config.channels);
   }
 
   static PseudoChannelTimer::Kind kind_of(Op op) {
@@ -614,7 +611,8 @@ struct MemoryController::Impl {
   std::array<double, kOps> latency_sum_ns{};  // arrival to completion of served entries, by op
   std::array<std::uint64_t, kOps> served_entries{};
   std::vector<std::array<int, kTrafficClasses>> channel_occupancy;  // summed over its queues
-  double units_per_byte = 0;  // time-resolution units of data-bus time per byte, one channel
+  double units_per_byte = 0;      // time-resolution units of data-bus time per byte, one channel
+  double queues_per_channel = 1;  // pseudo-channels per channel with the bank model
   double resolution_ns = 0;
   Ticks latency = 0;
   Ticks alu_latency = 0;
