@@ -206,18 +206,20 @@ void PseudoChannelTimer::open_row(int group, const DramLocation& where, std::uin
   ++service.row_misses;
 }
 
-// The bursts of one entry in one direction (the hot loop of the model). Within the entry no bank
-// opens and the other direction issues nothing, so each bank's tRCD and, for reads, tWTR after the
-// last write are fixed: they make one floor per bank group, and the loop carries only the column
+// The bursts of one entry in one direction (the hot loop of the model). Each bank group's bank
+// opens its row, if needed, at the group's first burst: an ACT's time depends on the earlier ACTs
+// and its own bank alone, so opening there is opening all of them first. Past that no bank opens
+// and the other direction issues nothing, so each bank's tRCD and, for reads, tWTR after the last
+// write are fixed: they make one floor per bank group, and the loop carries only the column
 // spacing (tCCD) and the data bus. A bank's precharge waits for its last burst (tRTP after a read
 // command, tWR after write data), so it is set at that burst. The timing lives in locals: the
 // stores to the banks and to burst_end could alias the members, which would reload them per burst.
 // Instantiated per direction and per use (plain access, or an update's read or write phase), so
 // the branches of the other uses leave the loops.
 template <bool Write, bool Update>
-void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t earliest,
-                                 const std::uint64_t* burst_earliest, std::uint64_t* burst_end,
-                                 DramService& service) {
+void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arrival,
+                                 std::uint64_t earliest, const std::uint64_t* burst_earliest,
+                                 std::uint64_t* burst_end, DramService& service) {
   constexpr bool kBurstFloors = Update && Write;  // an update's writes wait for their sums
   constexpr bool kBurstEnds = Update && !Write;   // an update's reads say when each is back
   const int bursts = where.bursts;
@@ -268,8 +270,15 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t earlie
     if (++group == bank_groups) group = 0;
   };
   int i = 0;
-  for (; i < groups; ++i) {  // each group's first burst: tRCD, tWTR
+  for (; i < groups; ++i) {  // each group's first burst: its bank's row, tRCD, tWTR
     const Bank& b = banks[group * per_group];
+    if (!kBurstFloors) {  // an update's writes find the rows its reads opened
+      if (b.open_row == static_cast<std::int64_t>(where.row)) {
+        ++service.row_hits;
+      } else {
+        open_row(group, where, arrival, service);
+      }
+    }
     std::uint64_t group_floor = std::max(floor, Write ? b.wr_ready : b.rd_ready);
     if (after_write) {
       group_floor = std::max(group_floor, group == write_group ? wtr_l_from : wtr_s_from);
@@ -310,33 +319,24 @@ DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std:
                                       std::uint64_t now, std::uint64_t alu) {
   refresh_until(now);
   DramService service;
-  const int groups = std::min(where.bursts, bank_groups_);
-  for (int i = 0, group = where.first_burst % bank_groups_; i < groups; ++i) {
-    if (bank(group, where.bank).open_row == static_cast<std::int64_t>(where.row)) {
-      ++service.row_hits;
-    } else {
-      open_row(group, where, arrival, service);
-    }
-    if (++group == bank_groups_) group = 0;
-  }
   if (kind == Kind::Read) {
-    columns<false, false>(where, now, nullptr, nullptr, service);
+    columns<false, false>(where, arrival, now, nullptr, nullptr, service);
     return service;
   }
   if (kind == Kind::Write) {
-    columns<true, false>(where, now, nullptr, nullptr, service);
+    columns<true, false>(where, arrival, now, nullptr, nullptr, service);
     return service;
   }
   // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
   // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
   std::vector<std::uint64_t>& ready = update_ready_;
   ready.resize(static_cast<std::size_t>(where.bursts));
-  columns<false, true>(where, now, nullptr, ready.data(), service);
+  columns<false, true>(where, arrival, now, nullptr, ready.data(), service);
   for (std::uint64_t& at : ready) {
     const std::uint64_t data_ready = at + alu;
     at = data_ready > t_.cwl ? data_ready - t_.cwl : 0;  // the write command, CWL ahead of its data
   }
-  columns<true, true>(where, now, ready.data(), nullptr, service);
+  columns<true, true>(where, arrival, now, ready.data(), nullptr, service);
   return service;
 }
 

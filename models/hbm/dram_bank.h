@@ -127,10 +127,11 @@ class PseudoChannelTimer {
   void open_row(int bank_group, const DramLocation& where, std::uint64_t earliest,
                 DramService& service);
   // Issues the entry's bursts in one direction, each at the earliest time every constraint allows
-  // and no earlier than `earliest`. For an update's writes (Update and Write) also no earlier than
-  // burst_earliest[i]; for its reads (Update, not Write) burst_end[i] receives burst i's data end.
+  // and no earlier than `earliest`, opening rows (no earlier than `arrival`) where they are not
+  // open. For an update's writes (Update and Write) also no earlier than burst_earliest[i]; for its
+  // reads (Update, not Write) burst_end[i] receives burst i's data end.
   template <bool Write, bool Update>
-  void columns(const DramLocation& where, std::uint64_t earliest,
+  void columns(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
                const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
   Bank& bank(int group, int index) {
     return banks_[static_cast<std::size_t>(group * banks_per_group_ + index)];
