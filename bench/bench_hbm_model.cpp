@@ -5,8 +5,8 @@
 // models so the price is seen beside what it buys. Wall time on a shared machine drifts by tens of
 // percent from one run to the next, so the two models run in pairs, N times (--repeat, default
 // 5), each pair back to back with the order alternating, and the median of the pairs' ratios is
-// the figure. CPU time (user + system of the runs) is printed beside it: it does not count the
-// time a run waits for a core, so it drifts less when other work shares the machine.
+// the figure. CPU time (user + system of the runs) is printed beside it: it leaves out time a
+// run waits for a core, so where it drifts with the wall time, the machine's speed moved.
 // Usage: bench_hbm_model T3SIM [--repeat N] [extra t3sim options, e.g. --set sim.symmetry=none]
 #include <algorithm>
 #include <cstdio>
