@@ -41,6 +41,14 @@ QueuedRequest communication(std::uint64_t sequence, double arrival_ns) {
   return {sequence, ns(arrival_ns), Op::Update, TrafficClass::Communication, 64};
 }
 
+// The default MCA configuration without the backlog release, so a test sees the ordering, age,
+// starvation and threshold rules alone.
+McaConfig rules_alone() {
+  McaConfig config;
+  config.release_backlog = false;
+  return config;
+}
+
 using Pick = std::optional<std::size_t>;
 
 // Asks the policy at `now`; if it picks, removes the pick from the queue as the controller does.
@@ -53,8 +61,7 @@ Pick serve(McaPolicy& policy, std::deque<QueuedRequest>& queue, double now_ns) {
 }  // namespace
 
 TEST_CASE("MCA serves compute before older communication while the gate is shut", "[mca]") {
-  McaConfig config;                // starvation 2000 ns
-  config.release_backlog = false;  // the rules below alone, without the backlog release
+  McaConfig config = rules_alone();  // starvation 2000 ns
   {
     config.threshold = 1;
     McaPolicy policy(config);
@@ -69,8 +76,7 @@ TEST_CASE("MCA serves compute before older communication while the gate is shut"
 }
 
 TEST_CASE("MCA picks the oldest by arrival when arrivals are not in sequence order", "[mca]") {
-  McaConfig config;
-  config.release_backlog = false;  // the rules below alone, without the backlog release
+  McaConfig config = rules_alone();
   config.threshold = 1;
   McaPolicy policy(config);
   // In order at first: the first request of each class is its oldest.
@@ -87,8 +93,7 @@ TEST_CASE("MCA picks the oldest by arrival when arrivals are not in sequence ord
 }
 
 TEST_CASE("MCA finds each class's oldest request wherever it is queued", "[mca]") {
-  McaConfig config;
-  config.release_backlog = false;  // the rules below alone, without the backlog release
+  McaConfig config = rules_alone();
   config.threshold = 1;
   McaPolicy policy(config);
   std::uint64_t sequence = 0;
@@ -184,8 +189,7 @@ TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") 
 }
 
 TEST_CASE("MCA starvation limit serves each communication request deferred that long", "[mca]") {
-  McaConfig config;
-  config.release_backlog = false;  // the rules below alone, without the backlog release
+  McaConfig config = rules_alone();
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
@@ -209,8 +213,7 @@ TEST_CASE("MCA starvation limit serves each communication request deferred that 
 }
 
 TEST_CASE("MCA defers communication only once no older compute request is queued", "[mca]") {
-  McaConfig config;
-  config.release_backlog = false;  // the rules below alone, without the backlog release
+  McaConfig config = rules_alone();
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
@@ -228,8 +231,7 @@ TEST_CASE("MCA defers communication only once no older compute request is queued
 }
 
 TEST_CASE("MCA derives its threshold from the first window's compute occupancy", "[mca]") {
-  McaConfig config;
-  config.release_backlog = false;  // the rules below alone, without the backlog release
+  McaConfig config = rules_alone();
   config.threshold = 0;
   config.window_ns = 1000;
   config.starvation_ns = 1e6;  // out of the way
