@@ -128,7 +128,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("hbm.bank.burst_length", b.burst_length,
           {"beat", "data beats per column command", 1, 64});
   v.visit("hbm.bank.bank_groups", b.bank_groups,
-          {"", "bank groups per pseudo-channel; bursts of a granule alternate over them", 1, 64});
+          {"", "bank groups per pseudo-channel; bursts of a granule alternate over them", 1,
+           kMaxBankGroups});
   v.visit("hbm.bank.banks_per_group", b.banks_per_group, {"", "banks in a bank group", 1, 64});
   v.visit("hbm.bank.page_bytes", b.page_bytes,
           {"byte", "row (page) size of one bank", 32, 1 << 20});

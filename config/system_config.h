@@ -90,11 +90,14 @@ struct DramTimingConfig {
   double rfc_ns = 350;    // refresh cycle time (8 Gb die)
 };
 
+// The bank model keeps per-bank-group scratch on the stack; this bounds hbm.bank.bank_groups.
+constexpr std::int64_t kMaxBankGroups = 64;
+
 struct BankConfig {
   std::int64_t pseudo_channels = 2;  // per channel, each with its own data bus and banks
   std::int64_t bus_bits = 64;        // data bus of one pseudo-channel
   std::int64_t burst_length = 4;     // beats per column command (BL4: 32 B on 64 bits)
-  std::int64_t bank_groups = 4;      // per pseudo-channel
+  std::int64_t bank_groups = 4;      // per pseudo-channel, at most kMaxBankGroups
   std::int64_t banks_per_group = 4;
   std::int64_t page_bytes = 1024;  // row size of one bank
   // Order of the address fields above the interleave granule, most significant first.

@@ -53,6 +53,9 @@ class ArbitrationPolicy {
   // How long to wait before asking again after pick() declined; SC_ZERO_TIME means "only on the
   // next arrival".
   virtual sc_core::sc_time retry_after() const { return sc_core::SC_ZERO_TIME; }
+  // True if admissible() admits every request whatever is queued, so the bank model need not ask
+  // (asking touches the policy's object, a cache miss per choice).
+  virtual bool admits_everything() const { return false; }
 };
 
 // Serves strictly in arrival order.
@@ -62,6 +65,7 @@ class FcfsPolicy : public ArbitrationPolicy {
   std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
                                   sc_core::sc_time now) override;
   Admissible admissible(const std::deque<QueuedRequest>&, sc_core::sc_time) override { return {}; }
+  bool admits_everything() const override { return true; }
 };
 
 // Serves the oldest request of the favoured traffic class, then the oldest of the other.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
 
 namespace t3 {
 
@@ -139,6 +140,10 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per
                                        std::uint64_t refresh_phase)
     : bank_groups_(static_cast<int>(config.bank.bank_groups)),
       banks_per_group_(static_cast<int>(config.bank.banks_per_group)) {
+  if (config.bank.bank_groups < 1 || config.bank.bank_groups > kMaxBankGroups) {
+    throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
+                      " is outside 1.." + std::to_string(kMaxBankGroups));
+  }
   const DramTimingConfig& c = config.bank.timing;
   const double pins_per_channel =
       static_cast<double>(config.channels * config.bank.pseudo_channels * config.bank.bus_bits);
@@ -150,7 +155,6 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per
               u(c.rrd_l_ns), u(c.faw_ns), u(c.wtr_s_ns),  u(c.wtr_l_ns),  u(c.rtw_gap_ns),
               u(c.wr_ns),    u(c.rtp_ns), u(c.refi_ns),   u(c.rfc_ns),    u(burst_ns)};
   banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
-  group_floor_.resize(static_cast<std::size_t>(bank_groups_));
   next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
 
@@ -158,7 +162,7 @@ bool PseudoChannelTimer::row_open(const DramLocation& where) const {
   const int groups = std::min(where.bursts, bank_groups_);
   int group = where.first_burst % bank_groups_;
   for (int i = 0; i < groups; ++i) {
-    const Bank& b = banks_[static_cast<std::size_t>(group * banks_per_group_ + where.bank)];
+    const Bank& b = banks_[static_cast<std::size_t>(where.bank * bank_groups_ + group)];
     if (b.open_row != static_cast<std::int64_t>(where.row)) return false;
     if (++group == bank_groups_) group = 0;
   }
@@ -251,9 +255,8 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   const int full_rule = kBurstFloors || bank_groups < 2 ? bursts : groups;
   // Bursts at or after last_round are the last of their bank group.
   const int last_round = bursts - bank_groups;
-  Bank* const banks = banks_.data() + where.bank;  // bank group g's bank: banks[g * per_group]
-  const int per_group = banks_per_group_;
-  std::uint64_t* const floors = group_floor_.data();
+  Bank* const banks = &bank(0, where.bank);  // bank group g's bank: banks[g]
+  std::array<std::uint64_t, kMaxBankGroups> floors;  // per bank group: the floor its bursts share
   std::uint64_t last_column = last_column_;
   int last_group = last_column_group_;
   std::uint64_t bus_free = bus_free_;
@@ -265,7 +268,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
     bus_free = at + latency + burst;
     if (kBurstEnds) burst_end[i] = bus_free;
     if (i >= last_round) {
-      Bank& b = banks[group * per_group];
+      Bank& b = banks[group];
       b.pre_ready = std::max(b.pre_ready, (Write ? bus_free : at) + precharge_after);
     }
     last_column = at;
@@ -279,7 +282,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   };
   int i = 0;
   for (; i < groups; ++i) {  // each group's first burst: its bank's row, tRCD, tWTR
-    const Bank& b = banks[group * per_group];
+    const Bank& b = banks[group];
     if (!kBurstFloors) {  // an update's writes find the rows its reads opened
       if (b.open_row == static_cast<std::int64_t>(where.row)) {
         ++service.row_hits;

@@ -101,6 +101,7 @@ struct DramService {
 class PseudoChannelTimer {
  public:
   enum class Kind { Read, Write, Update };
+  // Throws ConfigError for hbm.bank.bank_groups outside 1..kMaxBankGroups.
   PseudoChannelTimer(const HbmConfig& config, double units_per_ns, std::uint64_t refresh_phase);
 
   // True if every bank the location touches has its row open.
@@ -133,8 +134,9 @@ class PseudoChannelTimer {
   template <bool Write, bool Update>
   void columns(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
                const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
+  // A bank index's banks of every group lie side by side: an entry touches them together.
   Bank& bank(int group, int index) {
-    return banks_[static_cast<std::size_t>(group * banks_per_group_ + index)];
+    return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
   }
 
   Timing t_;
@@ -157,8 +159,6 @@ class PseudoChannelTimer {
   std::uint64_t bus_free_ = 0;  // data bus free from here
   std::uint64_t next_refresh_ = 0;
   std::uint64_t refreshes_ = 0;
-  // Scratch of columns(), per bank group: the floor its bursts share.
-  std::vector<std::uint64_t> group_floor_;
   std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
 };
 

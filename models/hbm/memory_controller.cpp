@@ -91,6 +91,7 @@ struct MemoryController::Impl {
     std::optional<Ticks> scheduled;  // the wake-up booked in `wakeups`, if any
     std::array<int, kTrafficClasses> occupancy{};
     std::unique_ptr<ArbitrationPolicy> policy;
+    bool admits_everything = false;  // policy->admits_everything(), kept beside the queue
     // Bank model: the pseudo-channel's DRAM state, and its write drain.
     std::unique_ptr<PseudoChannelTimer> timer;
     int channel = 0;                            // the channel this queue belongs to
@@ -137,6 +138,7 @@ struct MemoryController::Impl {
     for (std::size_t q = 0; q < channels.size(); ++q) {
       Channel& ch = channels[q];
       ch.policy = make_policy(config);
+      ch.admits_everything = ch.policy->admits_everything();
       ch.channel = static_cast<int>(q / static_cast<std::size_t>(per_channel));
       if (banked) {
         // Every pseudo-channel refreshes at the same instants: an access spans many of them (a
@@ -432,7 +434,8 @@ struct MemoryController::Impl {
   // The bank model's choice: what the policy admits, reads or writes by the drain state, and among
   // those the oldest row hit (FR-FCFS) or the oldest.
   std::optional<std::size_t> choose(Channel& ch, sc_core::sc_time now) {
-    const Admissible allowed = ch.policy->admissible(ch.queue, now);
+    const Admissible allowed =
+        ch.admits_everything ? Admissible{} : ch.policy->admissible(ch.queue, now);
     if (allowed.forced) return allowed.forced;
     if (allowed.none()) return std::nullopt;
     // The drain counts the writes of the classes the policy admits: held-back writes do not
