@@ -208,8 +208,7 @@ void PseudoChannelTimer::refresh_until(std::uint64_t now) {
   last_act_group_ = group;
   b.open_row = static_cast<std::int64_t>(where.row);
   b.act_ready = at + t_.rc;
-  b.rd_ready = at + t_.rcd_rd;
-  b.wr_ready = at + t_.rcd_wr;
+  b.activated = at;
   b.pre_ready = at + t_.ras;
   ++service.row_misses;
 }
@@ -238,6 +237,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   const std::uint64_t ccd_s = t_.ccd_s;
   const std::uint64_t ccd_l = t_.ccd_l;
   const std::uint64_t precharge_after = Write ? t_.wr : t_.rtp;
+  const std::uint64_t rcd = Write ? t_.rcd_wr : t_.rcd_rd;
   std::uint64_t floor = earliest;
   if (Write && any_read_) {  // read-to-write: the write's data starts rtw_gap after the read's
     const std::uint64_t data_from = last_read_ + t_.cl + burst + t_.rtw_gap;
@@ -290,7 +290,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
         open_row(group, where, arrival, service);
       }
     }
-    std::uint64_t group_floor = std::max(floor, Write ? b.wr_ready : b.rd_ready);
+    std::uint64_t group_floor = std::max(floor, b.activated + rcd);
     if (after_write) {
       group_floor = std::max(group_floor, group == write_group ? wtr_l_from : wtr_s_from);
     }

@@ -116,8 +116,7 @@ class PseudoChannelTimer {
   struct Bank {
     std::int64_t open_row = -1;
     std::uint64_t act_ready = 0;  // earliest next ACT (tRC, tRP after a precharge, refresh)
-    std::uint64_t rd_ready = 0;   // earliest RD (tRCD)
-    std::uint64_t wr_ready = 0;   // earliest WR (tRCD)
+    std::uint64_t activated = 0;  // its open row's ACT: RD and WR follow by tRCD
     std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
   };
   struct Timing {
