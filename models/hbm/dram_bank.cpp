@@ -136,24 +136,44 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
   burst_shift_ = log2_or_none(static_cast<std::uint64_t>(burst_bytes_));
 }
 
-PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, double units_per_ns,
-                                       std::uint64_t refresh_phase)
-    : bank_groups_(static_cast<int>(config.bank.bank_groups)),
-      banks_per_group_(static_cast<int>(config.bank.banks_per_group)) {
-  if (config.bank.bank_groups < 1 || config.bank.bank_groups > kMaxBankGroups) {
-    throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
-                      " is outside 1.." + std::to_string(kMaxBankGroups));
-  }
+DramTiming::DramTiming(const HbmConfig& config, double units_per_ns) {
   const DramTimingConfig& c = config.bank.timing;
   const double pins_per_channel =
       static_cast<double>(config.channels * config.bank.pseudo_channels * config.bank.bus_bits);
   const double gbit_per_pin = config.bandwidth_GBps * 8.0 / pins_per_channel;  // Gb/s = 1/ns
   const double burst_ns = static_cast<double>(config.bank.burst_length) / gbit_per_pin;
   const auto u = [&](double ns) { return ticks(ns, units_per_ns); };
-  t_ = Timing{u(c.cl_ns),    u(c.cwl_ns), u(c.rcd_rd_ns), u(c.rcd_wr_ns), u(c.rp_ns),
-              u(c.ras_ns),   u(c.rc_ns),  u(c.ccd_s_ns),  u(c.ccd_l_ns),  u(c.rrd_s_ns),
-              u(c.rrd_l_ns), u(c.faw_ns), u(c.wtr_s_ns),  u(c.wtr_l_ns),  u(c.rtw_gap_ns),
-              u(c.wr_ns),    u(c.rtp_ns), u(c.refi_ns),   u(c.rfc_ns),    u(burst_ns)};
+  cl = u(c.cl_ns);
+  cwl = u(c.cwl_ns);
+  rcd_rd = u(c.rcd_rd_ns);
+  rcd_wr = u(c.rcd_wr_ns);
+  rp = u(c.rp_ns);
+  ras = u(c.ras_ns);
+  rc = u(c.rc_ns);
+  ccd_s = u(c.ccd_s_ns);
+  ccd_l = u(c.ccd_l_ns);
+  rrd_s = u(c.rrd_s_ns);
+  rrd_l = u(c.rrd_l_ns);
+  faw = u(c.faw_ns);
+  wtr_s = u(c.wtr_s_ns);
+  wtr_l = u(c.wtr_l_ns);
+  rtw_gap = u(c.rtw_gap_ns);
+  wr = u(c.wr_ns);
+  rtp = u(c.rtp_ns);
+  refi = u(c.refi_ns);
+  rfc = u(c.rfc_ns);
+  burst = u(burst_ns);
+}
+
+PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
+                                       std::uint64_t refresh_phase)
+    : t_(timing),
+      bank_groups_(static_cast<int>(config.bank.bank_groups)),
+      banks_per_group_(static_cast<int>(config.bank.banks_per_group)) {
+  if (config.bank.bank_groups < 1 || config.bank.bank_groups > kMaxBankGroups) {
+    throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
+                      " is outside 1.." + std::to_string(kMaxBankGroups));
+  }
   banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
   next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
@@ -194,22 +214,23 @@ void PseudoChannelTimer::refresh_until(std::uint64_t now) {
                                                                 const DramLocation& where,
                                                                 std::uint64_t earliest,
                                                                 DramService& service) {
+  const DramTiming& t = t_;  // read once: the stores below could alias the timer
   Bank& b = bank(group, where.bank);
   std::uint64_t at = earliest;
-  if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t_.rp;  // PRE, then tRP
+  if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t.rp;  // PRE, then tRP
   at = std::max(at, b.act_ready);
   at = std::max(at, group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_);
   // faw_ready_[oldest_act_] is tFAW after the fourth ACT back (0 until four have issued).
   at = std::max(at, faw_ready_[oldest_act_]);
-  faw_ready_[oldest_act_] = at + t_.faw;
+  faw_ready_[oldest_act_] = at + t.faw;
   oldest_act_ = (oldest_act_ + 1) & 3;
-  act_same_group_ready_ = at + t_.rrd_l;
-  act_other_group_ready_ = at + t_.rrd_s;
+  act_same_group_ready_ = at + t.rrd_l;
+  act_other_group_ready_ = at + t.rrd_s;
   last_act_group_ = group;
   b.open_row = static_cast<std::int64_t>(where.row);
-  b.act_ready = at + t_.rc;
+  b.act_ready = at + t.rc;
   b.activated = at;
-  b.pre_ready = at + t_.ras;
+  b.pre_ready = at + t.ras;
   ++service.row_misses;
 }
 

@@ -92,6 +92,14 @@ struct DramService {
   int row_misses = 0;             // banks that needed ACT (and PRE if another row was open)
 };
 
+// The command timing of every pseudo-channel, in time-resolution units: one copy the timers share
+// (kept apart from each timer's state, it stays in cache while the timers take turns).
+struct DramTiming {
+  std::uint64_t cl, cwl, rcd_rd, rcd_wr, rp, ras, rc, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s, wtr_l,
+      rtw_gap, wr, rtp, refi, rfc, burst;
+  DramTiming(const HbmConfig& config, double units_per_ns);
+};
+
 // One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is
 // served by computing every command's issue time from the constraints in force, so a request costs
 // a handful of max() operations, not a simulation event per command. Row commands of an entry may
@@ -101,8 +109,10 @@ struct DramService {
 class PseudoChannelTimer {
  public:
   enum class Kind { Read, Write, Update };
-  // Throws ConfigError for hbm.bank.bank_groups outside 1..kMaxBankGroups.
-  PseudoChannelTimer(const HbmConfig& config, double units_per_ns, std::uint64_t refresh_phase);
+  // `timing` must outlive the timer. Throws ConfigError for hbm.bank.bank_groups outside
+  // 1..kMaxBankGroups.
+  PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
+                     std::uint64_t refresh_phase);
 
   // True if every bank the location touches has its row open.
   bool row_open(const DramLocation& where) const;
@@ -119,10 +129,6 @@ class PseudoChannelTimer {
     std::uint64_t activated = 0;  // its open row's ACT: RD and WR follow by tRCD
     std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
   };
-  struct Timing {
-    std::uint64_t cl, cwl, rcd_rd, rcd_wr, rp, ras, rc, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s,
-        wtr_l, rtw_gap, wr, rtp, refi, rfc, burst;
-  };
   void refresh_until(std::uint64_t now);
   void open_row(int bank_group, const DramLocation& where, std::uint64_t earliest,
                 DramService& service);
@@ -138,7 +144,7 @@ class PseudoChannelTimer {
     return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
   }
 
-  Timing t_;
+  const DramTiming& t_;
   int bank_groups_;
   int banks_per_group_;
   std::vector<Bank> banks_;

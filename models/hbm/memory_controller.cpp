@@ -127,6 +127,7 @@ struct MemoryController::Impl {
     const double units_per_ns = 1e-9 / resolution_s;
     if (banked) {
       dram_map.emplace(config);
+      dram_timing.emplace(config, units_per_ns);
       controller_latency =
           sc_core::sc_time(config.bank.controller_latency_ns, sc_core::SC_NS).value();
       write_high =
@@ -144,7 +145,7 @@ struct MemoryController::Impl {
         // Every pseudo-channel refreshes at the same instants: an access spans many of them (a
         // 16 KiB request touches 64), so staggered refreshes would hold nearly every wide access
         // behind one; aligned ones cost each access at most one.
-        ch.timer = std::make_unique<PseudoChannelTimer>(config, units_per_ns, 0);
+        ch.timer = std::make_unique<PseudoChannelTimer>(config, *dram_timing, 0);
       }
     }
     channel_occupancy.assign(static_cast<std::size_t>(config.channels), {});
@@ -608,6 +609,7 @@ struct MemoryController::Impl {
   ErrorLog rejections;
   bool banked = false;  // hbm.model = bank
   std::optional<DramAddressMap> dram_map;
+  std::optional<DramTiming> dram_timing;  // shared by the timers (declared before `channels`)
   Ticks controller_latency = 0;
   int write_high = 0;  // write drain watermarks, in queued writes
   int write_low = 0;
