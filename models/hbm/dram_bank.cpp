@@ -276,7 +276,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   const int full_rule = kBurstFloors || bank_groups < 2 ? bursts : groups;
   // Bursts at or after last_round are the last of their bank group.
   const int last_round = bursts - bank_groups;
-  Bank* const banks = &bank(0, where.bank);  // bank group g's bank: banks[g]
+  Bank* const banks = &bank(0, where.bank);          // bank group g's bank: banks[g]
   std::array<std::uint64_t, kMaxBankGroups> floors;  // per bank group: the floor its bursts share
   std::uint64_t last_column = last_column_;
   int last_group = last_column_group_;
