@@ -169,6 +169,7 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
                                        std::uint64_t refresh_phase)
     : t_(timing),
       bank_groups_(static_cast<int>(config.bank.bank_groups)),
+      group_mask_((bank_groups_ & (bank_groups_ - 1)) == 0 ? bank_groups_ - 1 : -1),
       banks_per_group_(static_cast<int>(config.bank.banks_per_group)) {
   if (config.bank.bank_groups < 1 || config.bank.bank_groups > kMaxBankGroups) {
     throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
@@ -180,7 +181,7 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
 
 bool PseudoChannelTimer::row_open(const DramLocation& where) const {
   const int groups = std::min(where.bursts, bank_groups_);
-  int group = where.first_burst % bank_groups_;
+  int group = group_of(where.first_burst);
   for (int i = 0; i < groups; ++i) {
     const Bank& b = banks_[static_cast<std::size_t>(where.bank * bank_groups_ + group)];
     if (b.open_row != static_cast<std::int64_t>(where.row)) return false;
@@ -282,7 +283,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   int last_group = last_column_group_;
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
-  int group = where.first_burst % bank_groups;
+  int group = group_of(where.first_burst);
   // Burst i, its column command at `at`, occupies the bus; the last of its bank group sets the
   // bank's precharge floor.
   const auto place = [&](int i) {

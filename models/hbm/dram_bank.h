@@ -140,12 +140,18 @@ class PseudoChannelTimer {
   void columns(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
                const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
   // A bank index's banks of every group lie side by side: an entry touches them together.
+  // Bank group of burst i of a granule: i % bank_groups_, by a mask where that is a power of two
+  // (a division here would be the slowest instruction of an entry's timing).
+  int group_of(int burst) const {
+    return group_mask_ >= 0 ? burst & group_mask_ : burst % bank_groups_;
+  }
   Bank& bank(int group, int index) {
     return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
   }
 
   const DramTiming& t_;
   int bank_groups_;
+  int group_mask_;  // bank_groups_ - 1 if that is a power of two, else -1
   int banks_per_group_;
   std::vector<Bank> banks_;
   // Earliest next ACT: by tFAW, a ring over the last four ACTs (oldest_act_ its oldest entry), and
