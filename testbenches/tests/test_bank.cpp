@@ -230,6 +230,13 @@ TEST_CASE("Bank geometry errors name the parameter", "[bank][map]") {
   config.bank.write_low = 0.9;
   CHECK_THROWS_WITH(MemoryController("mc", config, SimMode::Timing, 0),
                     Contains("hbm.bank.write_low"));
+  // The timer keeps per-group scratch for at most kMaxBankGroups groups.
+  config = HbmConfig{};
+  const DramTiming timing(config, 1000.0);
+  config.bank.bank_groups = kMaxBankGroups + 1;
+  CHECK_THROWS_WITH(PseudoChannelTimer(config, timing, 0), Contains("hbm.bank.bank_groups: 65"));
+  config.bank.bank_groups = kMaxBankGroups;
+  CHECK_NOTHROW(PseudoChannelTimer(config, timing, 0));
 }
 
 TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]") {
