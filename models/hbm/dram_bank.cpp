@@ -183,8 +183,7 @@ bool PseudoChannelTimer::row_open(const DramLocation& where) const {
   const int groups = std::min(where.bursts, bank_groups_);
   int group = group_of(where.first_burst);
   for (int i = 0; i < groups; ++i) {
-    const Bank& b = banks_[static_cast<std::size_t>(where.bank * bank_groups_ + group)];
-    if (b.open_row != static_cast<std::int64_t>(where.row)) return false;
+    if (bank(group, where.bank).open_row != static_cast<std::int64_t>(where.row)) return false;
     if (++group == bank_groups_) group = 0;
   }
   return true;
@@ -215,23 +214,22 @@ void PseudoChannelTimer::refresh_until(std::uint64_t now) {
                                                                 const DramLocation& where,
                                                                 std::uint64_t earliest,
                                                                 DramService& service) {
-  const DramTiming& t = t_;  // read once: the stores below could alias the timer
   Bank& b = bank(group, where.bank);
   std::uint64_t at = earliest;
-  if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t.rp;  // PRE, then tRP
+  if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t_.rp;  // PRE, then tRP
   at = std::max(at, b.act_ready);
   at = std::max(at, group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_);
   // faw_ready_[oldest_act_] is tFAW after the fourth ACT back (0 until four have issued).
   at = std::max(at, faw_ready_[oldest_act_]);
-  faw_ready_[oldest_act_] = at + t.faw;
+  faw_ready_[oldest_act_] = at + t_.faw;
   oldest_act_ = (oldest_act_ + 1) & 3;
-  act_same_group_ready_ = at + t.rrd_l;
-  act_other_group_ready_ = at + t.rrd_s;
+  act_same_group_ready_ = at + t_.rrd_l;
+  act_other_group_ready_ = at + t_.rrd_s;
   last_act_group_ = group;
   b.open_row = static_cast<std::int64_t>(where.row);
-  b.act_ready = at + t.rc;
+  b.act_ready = at + t_.rc;
   b.activated = at;
-  b.pre_ready = at + t.ras;
+  b.pre_ready = at + t_.ras;
   ++service.row_misses;
 }
 

@@ -139,13 +139,16 @@ class PseudoChannelTimer {
   template <bool Write, bool Update>
   void columns(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
                const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
-  // A bank index's banks of every group lie side by side: an entry touches them together.
   // Bank group of burst i of a granule: i % bank_groups_, by a mask where that is a power of two
   // (a division here would be the slowest instruction of an entry's timing).
   int group_of(int burst) const {
     return group_mask_ >= 0 ? burst & group_mask_ : burst % bank_groups_;
   }
+  // A bank index's banks of every group lie side by side: an entry touches them together.
   Bank& bank(int group, int index) {
+    return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
+  }
+  const Bank& bank(int group, int index) const {
     return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
   }
 
