@@ -179,11 +179,10 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
   next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
 
-bool PseudoChannelTimer::row_open(const DramLocation& where) const {
-  const int groups = std::min(where.bursts, bank_groups_);
-  int group = group_of(where.first_burst);
-  for (int i = 0; i < groups; ++i) {
-    if (bank(group, where.bank).open_row != static_cast<std::int64_t>(where.row)) return false;
+bool PseudoChannelTimer::row_open(const DramRowSpan& span) const {
+  int group = span.first_group;
+  for (int i = 0; i < span.groups; ++i) {
+    if (bank(group, span.bank).open_row != static_cast<std::int64_t>(span.row)) return false;
     if (++group == bank_groups_) group = 0;
   }
   return true;

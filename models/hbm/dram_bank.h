@@ -3,6 +3,7 @@
 // queue entry, computed arithmetically from the banks' state rather than one event per command.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -83,6 +84,17 @@ class DramAddressMap {
   int pseudo_channels_;
 };
 
+// The banks an entry touches, as much of its location as PseudoChannelTimer::row_open() reads:
+// queue entries keep this, not a DramLocation, since FR-FCFS's scan reads one per entry and a
+// smaller entry is fewer cache lines (16 bytes, not 32).
+struct DramRowSpan {
+  std::uint64_t row = 0;
+  std::int32_t bank = 0;          // index within each bank group
+  std::uint8_t first_group = 0;   // bank group of the first burst
+  std::uint8_t groups = 0;        // bank groups touched: min(bursts, bank groups)
+};
+static_assert(kMaxBankGroups <= 255, "DramRowSpan keeps bank groups in a byte");
+
 // What serving one entry cost and when it is done, in time-resolution units.
 struct DramService {
   std::uint64_t data_end = 0;     // last data beat on the bus (write: in the bank)
@@ -114,8 +126,13 @@ class PseudoChannelTimer {
   PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
                      std::uint64_t refresh_phase);
 
-  // True if every bank the location touches has its row open.
-  bool row_open(const DramLocation& where) const;
+  // The banks `where` touches.
+  DramRowSpan span(const DramLocation& where) const {
+    return {where.row, where.bank, static_cast<std::uint8_t>(group_of(where.first_burst)),
+            static_cast<std::uint8_t>(std::min(where.bursts, bank_groups_))};
+  }
+  // True if every bank of the span has its row open.
+  bool row_open(const DramRowSpan& span) const;
   // Serves one entry decided at `now` that arrived at `arrival`; alu delays an update's writes
   // after its reads return.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,

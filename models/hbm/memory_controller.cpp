@@ -74,13 +74,13 @@ struct MemoryController::Impl {
   // than the rest of the scan).
   struct Ref {
     Transaction* transaction;
+    DramRowSpan span;  // bank model only
     std::uint32_t sub;
     bool write = false;
     TrafficClass traffic_class = TrafficClass::Compute;
     // Bank model: its row is open in every bank it touches. Kept up to date as rows open and
     // close, so FR-FCFS reads a flag per entry instead of the banks' state.
     bool row_hit = false;
-    DramLocation where;  // bank model only
   };
   struct Channel {
     std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
@@ -314,8 +314,8 @@ struct MemoryController::Impl {
     Channel& ch = channels[static_cast<std::size_t>(s.queue)];
     const QueuedRequest request{sequence++, transaction.arrival, transaction.op,
                                 transaction.traffic_class, s.bytes};
-    const Ref ref{&transaction, sub,    is_write(transaction.op), transaction.traffic_class,
-                  false,        s.where};
+    const Ref ref{&transaction, banked ? ch.timer->span(s.where) : DramRowSpan{}, sub,
+                  is_write(transaction.op), transaction.traffic_class};
     if (ch.queue.size() < static_cast<std::size_t>(config.queue_depth)) {
       enqueue(s.queue, request, ref, now);
     } else {
@@ -326,7 +326,7 @@ struct MemoryController::Impl {
 
   void enqueue(int queue, const QueuedRequest& request, Ref ref, sc_core::sc_time now) {
     Channel& ch = channels[static_cast<std::size_t>(queue)];
-    if (banked) ref.row_hit = ch.timer->row_open(ref.where);
+    if (banked) ref.row_hit = ch.timer->row_open(ref.span);
     ch.queue.push_back(request);
     ch.refs.push_back(ref);
     if (is_write(request.op)) ++ch.writes[index(request.traffic_class)];
@@ -361,8 +361,8 @@ struct MemoryController::Impl {
       const bool refreshed = ch.timer->refreshes() != refreshes;
       if (service.row_misses > 0 || refreshed) {
         for (Ref& queued : ch.refs) {
-          if (refreshed || queued.where.bank == s.where.bank) {
-            queued.row_hit = ch.timer->row_open(queued.where);
+          if (refreshed || queued.span.bank == s.where.bank) {
+            queued.row_hit = ch.timer->row_open(queued.span);
           }
         }
       }
