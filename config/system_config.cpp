@@ -120,6 +120,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "threshold (communication falling behind the GEMM); false holds communication back "
            "however many wait",
            0, 0});
+  v.visit("hbm.mca.release_urgent", h.mca.release_urgent,
+          {"",
+           "MCA: the gate opens while an urgent communication request waits in the queue (one "
+           "whose DMA engine's read-ahead buffer is filled past dma.urgent_fill: the path, not "
+           "the GEMM, paces it); false ignores urgency",
+           0, 0});
 
   auto& b = h.bank;
   v.visit("hbm.bank.pseudo_channels", b.pseudo_channels,
@@ -253,6 +259,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("dma.in_flight", c.dma.in_flight, {"", "transfers the DMA engine runs at once", 1, 1024});
   v.visit("dma.chunk_bytes", c.dma.chunk_bytes,
           {"byte", "largest memory request the DMA engine issues", 64, 1 << 24});
+  v.visit("dma.urgent_fill", c.dma.urgent_fill,
+          {"",
+           "share of the read-ahead buffer above which the engine marks its requests urgent "
+           "(MCA does not hold them back); 1 never marks them",
+           0, 1});
   v.visit("workload.tokens", c.workload.tokens,
           {"token", "tokens per batch: the M dimension of every sublayer GEMM", 1, 1 << 24});
   visit_enum(v, "workload.ring", c.workload.ring, std::array{"descending", "ascending"},

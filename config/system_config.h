@@ -63,6 +63,7 @@ struct McaConfig {
   double window_ns = 5000.0;      // first-stage window the threshold is derived from
   bool row_hits_first = true;     // bank model: held-back row hits go before compute misses
   bool release_backlog = true;    // the gate opens once `threshold` communication requests wait
+  bool release_urgent = true;     // the gate opens while urgent communication waits
 };
 
 // DRAM command timing of the bank model, in ns. Defaults: Ramulator2's HBM2 2000 Mbps table (tCK =
@@ -186,6 +187,7 @@ struct DmaConfig {
   std::int64_t outstanding_bytes = 1048576;  // read-ahead buffer: bytes read and not yet delivered
   std::int64_t in_flight = 4;                // transfers in progress at once
   std::int64_t chunk_bytes = 16384;          // largest request the engine issues
+  double urgent_fill = 0.5;  // requests are urgent while the buffer holds more than this share
 };
 
 struct WorkloadConfig {

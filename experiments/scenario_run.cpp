@@ -269,6 +269,7 @@ nlohmann::json ScenarioRun::tracker_statistics() const {
 
 nlohmann::json ScenarioRun::dma_statistics() const {
   std::uint64_t transfers = 0, read = 0, written = 0, updated = 0, errors = 0, pieces = 0;
+  std::uint64_t urgent_reads = 0, urgent_writes = 0;
   sc_core::sc_time buffer_wait, read_latency, write_latency;
   for (int g = 0; g < group_->gpus(); ++g) {
     const DmaStats& stats = group_->gpu(g).dma.stats();
@@ -278,6 +279,8 @@ nlohmann::json ScenarioRun::dma_statistics() const {
     updated += stats.bytes_updated;
     errors += stats.errors;
     pieces += stats.pieces;
+    urgent_reads += stats.urgent_reads;
+    urgent_writes += stats.urgent_writes;
     buffer_wait += stats.buffer_wait;
     read_latency += stats.read_latency;
     write_latency += stats.write_latency;
@@ -285,6 +288,10 @@ nlohmann::json ScenarioRun::dma_statistics() const {
   const auto n = static_cast<std::uint64_t>(group_->replicas());
   const auto ns = [](sc_core::sc_time t, double over) {
     return over > 0 ? t.to_seconds() * 1e9 / over : 0.0;
+  };
+  // Of the pieces moved, those whose read (write or update) was issued urgent (dma.urgent_fill).
+  const auto share = [pieces](std::uint64_t count) {
+    return pieces > 0 ? static_cast<double>(count) / static_cast<double>(pieces) : 0.0;
   };
   // Latencies are means over pieces, buffer waits a mean per GPU: the same for a symmetric run.
   return {{"transfers", transfers * n},
@@ -294,7 +301,9 @@ nlohmann::json ScenarioRun::dma_statistics() const {
           {"errors", errors * n},
           {"mean_piece_read_ns", ns(read_latency, static_cast<double>(pieces))},
           {"mean_piece_write_ns", ns(write_latency, static_cast<double>(pieces))},
-          {"buffer_wait_ns_per_gpu", ns(buffer_wait, group_->gpus())}};
+          {"buffer_wait_ns_per_gpu", ns(buffer_wait, group_->gpus())},
+          {"urgent_read_share", share(urgent_reads)},
+          {"urgent_write_share", share(urgent_writes)}};
 }
 
 nlohmann::json ScenarioRun::transactions() const {

@@ -50,6 +50,10 @@ class T3Extension : public tlm::tlm_extension<T3Extension> {
   UnitKind unit_kind = UnitKind::TrafficGenerator;
   std::uint32_t tag = kNoTag;  // tracking tag (WG/WF id) the tracker counts; kNoTag if untracked
   CacheHint cache_hint = CacheHint::Cached;
+  // Communication its issuer is waiting on: a DMA engine sets it while its read-ahead buffer is
+  // filled past dma.urgent_fill, i.e. while the path (memory, link) and not the producer paces
+  // it. MCA does not hold urgent communication back (hbm.mca.release_urgent).
+  bool urgent = false;
 
   tlm::tlm_extension_base* clone() const override;
   void copy_from(const tlm::tlm_extension_base& other) override;

@@ -2,6 +2,7 @@
 #include "models/dma/dma_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -54,6 +55,12 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
   if (config.chunk_bytes < 4) throw ConfigError("dma.chunk_bytes: must be at least 4");
   trigger_export.bind(*this);
   piece_bytes_ = static_cast<std::uint64_t>(config.chunk_bytes) & ~std::uint64_t{3};
+  if (!(config.urgent_fill >= 0 && config.urgent_fill <= 1)) {
+    throw ConfigError("dma.urgent_fill: " + std::to_string(config.urgent_fill) +
+                      " is outside [0, 1]");
+  }
+  urgent_above_ = static_cast<std::uint64_t>(
+      std::floor(config.urgent_fill * static_cast<double>(config.outstanding_bytes)));
 
   auto ro = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
                    Reader read) { add_register(offset, reg, doc, std::move(read)); };
@@ -266,6 +273,8 @@ void DmaEngine::move(Lane& lane) {
   extension.unit_kind = UnitKind::Dma;
   extension.tag = kNoTag;
   extension.cache_hint = CacheHint::Uncached;
+  extension.urgent = urgent();
+  if (extension.urgent) ++stats_.urgent_reads;
   tlm::tlm_generic_payload* payload = make_payload(pool_, lane.source, lane.bytes, extension);
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   const sc_core::sc_time read_start = sc_core::sc_time_stamp();
@@ -285,6 +294,8 @@ void DmaEngine::move(Lane& lane) {
   // The data just read is the operand of the write or update.
   extension.op = lane.op;
   extension.tag = lane.tag;
+  extension.urgent = urgent();
+  if (extension.urgent) ++stats_.urgent_writes;
   T3Extension::set(*payload, extension);
   payload->set_address(lane.destination);
   payload->set_data_length(lane.bytes);
@@ -320,6 +331,7 @@ nlohmann::json DmaEngine::report() const {
                 {"write", stats_.bytes_written},
                 {"update", stats_.bytes_updated}};
   j["max_buffer_bytes"] = stats_.max_buffer_bytes;
+  j["urgent"] = {{"reads", stats_.urgent_reads}, {"writes", stats_.urgent_writes}};
   j["buffer_wait_ns"] = stats_.buffer_wait.to_seconds() * 1e9;
   const double pieces = static_cast<double>(std::max<std::uint64_t>(stats_.pieces, 1));
   j["mean_read_ns"] = stats_.read_latency.to_seconds() * 1e9 / pieces;

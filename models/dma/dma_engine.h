@@ -14,6 +14,11 @@
 //   them back when its write or update is acknowledged at the destination, so reads run as far
 //   ahead as the buffer allows (they reach memory in bursts, as in hardware) and are otherwise held
 //   back only by the path: memory, the link's serialiser and its credits.
+// - Urgency: a read, write or update issued while the buffer holds more than dma.urgent_fill of
+//   its bytes (the issuing piece's included) carries T3Extension::urgent. The engine then runs
+//   near the limit of what it may have in flight, paced by the path rather than by its producer,
+//   which a communication-aware memory controller needs to know before it holds the engine's
+//   traffic back.
 // - Functional mode: real data moves (the read's payload buffer is the write's operand). Timing
 //   mode moves the same (pooled) buffers, and memory ignores them.
 // - A piece answered with an error response is counted (ERRORS), described in errors() and marks
@@ -76,6 +81,8 @@ struct DmaStats {
   std::uint64_t max_running = 0;
   std::uint64_t max_pieces_in_flight = 0;
   std::uint64_t max_buffer_bytes = 0;  // most bytes held in the read-ahead buffer at once
+  std::uint64_t urgent_reads = 0;      // of the pieces' reads, those issued urgent
+  std::uint64_t urgent_writes = 0;     // of their writes and updates, those issued urgent
   sc_core::sc_time buffer_wait;        // time transfers waited for room in the buffer
   // Summed over the pieces moved: from a piece's read request to its data (read), and from its
   // write or update request to the acknowledgement (write). With the link rate they give the
@@ -133,12 +140,16 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   void lane(Lane& lane);  // a piece mover, spawned on demand
   void move(Lane& lane);  // reads then writes/updates one piece
   Lane& idle_lane();
+  // A request issued now is urgent (T3Extension::urgent): the buffer, the issuing piece's bytes
+  // included, holds more than dma.urgent_fill of its capacity.
+  bool urgent() const { return buffer_bytes_ > urgent_above_; }
 
   DmaConfig config_;
   int gpu_;
   std::string prefix_;  // "gpuN dma: "
   std::uint64_t piece_bytes_;
   std::uint64_t buffer_bytes_ = 0;  // of the read-ahead buffer in use
+  std::uint64_t urgent_above_ = 0;  // buffer bytes held above which requests are urgent
   sc_core::sc_event buffer_freed_;
   std::vector<Descriptor> descriptors_;
   std::deque<Job> queue_;

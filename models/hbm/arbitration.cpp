@@ -37,7 +37,8 @@ McaPolicy::McaPolicy(const McaConfig& config)
     : starvation_(config.starvation_ns, sc_core::SC_NS),
       window_(config.window_ns, sc_core::SC_NS),
       row_hits_first_(config.row_hits_first),
-      release_backlog_(config.release_backlog) {
+      release_backlog_(config.release_backlog),
+      release_urgent_(config.release_urgent) {
   if (config.threshold < 0) throw ConfigError("hbm.mca.threshold: must not be negative");
   if (!(config.starvation_ns >= 0)) {
     throw ConfigError("hbm.mca.starvation_ns: must not be negative");
@@ -51,6 +52,7 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
                                       sc_core::sc_time now) {
   Decision d;
   std::int64_t queued_compute = 0, queued_communication = 0;
+  bool urgent = false;  // urgent communication queued
   std::optional<Age> compute_key, communication_key;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueuedRequest& request = queue[i];
@@ -62,6 +64,7 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
       }
     } else {
       ++queued_communication;
+      urgent = urgent || request.urgent;
     }
     auto& key = is_compute ? compute_key : communication_key;
     const Age age{request.arrival, request.sequence};
@@ -83,8 +86,10 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
       stats_.threshold = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(mean)));
     }
   }
-  d.gate_shut = threshold_known() && queued_compute >= stats_.threshold &&
-                !(release_backlog_ && queued_communication >= stats_.threshold);
+  const bool full = threshold_known() && queued_compute >= stats_.threshold;
+  const bool backlog = release_backlog_ && queued_communication >= stats_.threshold;
+  d.gate_shut = full && !backlog && !(release_urgent_ && urgent);
+  if (full && !backlog && !d.gate_shut && d.compute) ++stats_.urgent_releases;
   const std::optional<std::size_t> starved = track_deferral(queue, compute_key, now);
   if (starved && d.compute) {
     d.starved = true;

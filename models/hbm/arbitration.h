@@ -21,6 +21,7 @@ struct QueuedRequest {
   Op op;
   TrafficClass traffic_class;
   std::uint32_t bytes;
+  bool urgent = false;  // T3Extension::urgent: its issuer waits on it
 };
 
 // What a policy lets the bank scheduler (FR-FCFS beneath every policy) choose from: one forced
@@ -92,6 +93,7 @@ struct McaStats {
   std::uint64_t first_window_picks = 0;
   std::uint64_t held_back = 0;  // picks at which communication was queued and the gate was shut
   std::uint64_t starvation_overrides = 0;  // communication served after starvation_ns held back
+  std::uint64_t urgent_releases = 0;  // picks at which only urgent communication kept the gate open
   std::uint64_t compute_served = 0;
   std::uint64_t communication_served = 0;
 };
@@ -115,7 +117,11 @@ struct McaStats {
 //     queue occupancy the GEMM keeps alone (its first stage); once as many communication requests
 //     wait as that, communication is falling behind the GEMM rather than trickling beside it, and
 //     holding it back longer only moves its work to the tail of the fused phase, where nothing
-//     overlaps it (docs/t3.md, "The MCA study").
+//     overlaps it (docs/t3.md, "The MCA study"). Nor is it held back while an urgent
+//     communication request waits (QueuedRequest::urgent; not with hbm.mca.release_urgent =
+//     false): its DMA engine's read-ahead buffer is filled past dma.urgent_fill, so the path
+//     paces the reduce-scatter there, and holding its traffic back stalls the engine; where the
+//     reduce-scatter is the longer half, that time comes straight onto the fused phase.
 //  3. Otherwise every request may go: pick() serves the oldest (FCFS); the bank model's FR-FCFS
 //     chooses among all of them (admissible()).
 //
@@ -172,6 +178,7 @@ class McaPolicy : public ArbitrationPolicy {
   sc_core::sc_time window_;
   bool row_hits_first_;
   bool release_backlog_;
+  bool release_urgent_;
   std::optional<sc_core::sc_time> first_arrival_;  // t0 (derived mode)
   // Communication requests deferred (rule 1) as of the last pick: (sequence, since).
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_;

@@ -60,6 +60,7 @@ struct MemoryController::Impl {
     unsigned char* data = nullptr;
     Op op = Op::Read;
     TrafficClass traffic_class = TrafficClass::Compute;
+    bool urgent = false;
     ElementType element = ElementType::Fp32;
     std::uint32_t tag = kNoTag;
     Origin origin;
@@ -236,6 +237,7 @@ struct MemoryController::Impl {
     transaction.data = payload.get_data_ptr();
     transaction.op = extension.op;
     transaction.traffic_class = extension.traffic_class;
+    transaction.urgent = extension.urgent;
     transaction.element = extension.element;
     transaction.tag = extension.tag;
     transaction.origin = extension.origin;
@@ -312,8 +314,9 @@ struct MemoryController::Impl {
   void arrive(Transaction& transaction, std::uint32_t sub, sc_core::sc_time now) {
     const SubRequest& s = transaction.subs[sub];
     Channel& ch = channels[static_cast<std::size_t>(s.queue)];
-    const QueuedRequest request{sequence++, transaction.arrival, transaction.op,
-                                transaction.traffic_class, s.bytes};
+    const QueuedRequest request{sequence++,     transaction.arrival,
+                                transaction.op, transaction.traffic_class,
+                                s.bytes,        transaction.urgent};
     const Ref ref{&transaction, banked ? ch.timer->span(s.where) : DramRowSpan{}, sub,
                   is_write(transaction.op), transaction.traffic_class};
     if (ch.queue.size() < static_cast<std::size_t>(config.queue_depth)) {
@@ -739,17 +742,19 @@ nlohmann::json MemoryController::report() const {
   j["model"] = impl.banked ? "bank" : "simple";
   if (const auto* first = dynamic_cast<const McaPolicy*>(impl.channels.front().policy.get())) {
     (void)first;
-    std::uint64_t held_back = 0, overrides = 0;
+    std::uint64_t held_back = 0, overrides = 0, urgent_releases = 0;
     std::int64_t lowest = 0, highest = 0;
     for (const auto& ch : impl.channels) {
       const McaStats& mca = static_cast<const McaPolicy&>(*ch.policy).stats();
       held_back += mca.held_back;
       overrides += mca.starvation_overrides;
+      urgent_releases += mca.urgent_releases;
       lowest = lowest == 0 ? mca.threshold : std::min(lowest, mca.threshold);
       highest = std::max(highest, mca.threshold);
     }
     j["mca"] = {{"held_back", held_back},
                 {"starvation_overrides", overrides},
+                {"urgent_releases", urgent_releases},
                 {"threshold_min", lowest},
                 {"threshold_max", highest}};
   }

@@ -143,6 +143,8 @@ TEST_CASE("an out-of-range value names the path and the range") {
              Contains("link.bandwidth_GBps: -5 is out of range"));
   CHECK_THAT(error_of([&] { apply_override(config, "gpus=65"); }),
              Contains("gpus: 65 is out of range"));
+  CHECK_THAT(error_of([&] { apply_override(config, "dma.urgent_fill=1.5"); }),
+             Contains("dma.urgent_fill: 1.5 is out of range [0, 1]"));
 }
 
 TEST_CASE("cross-field checks name the parameters involved") {

@@ -163,6 +163,31 @@ TEST_CASE("MCA opens the gate once as many communication requests wait as the th
   CHECK(policy.stats().communication_served == 1);
 }
 
+TEST_CASE("MCA does not hold communication back while an urgent request waits", "[mca]") {
+  McaConfig config;
+  config.threshold = 2;
+  config.starvation_ns = 1e6;  // out of reach: only the gate decides
+  for (const bool release : {true, false}) {
+    config.release_urgent = release;
+    McaPolicy policy(config);
+    QueuedRequest urgent = communication(0, 0);
+    urgent.urgent = true;
+    // Compute at the threshold and one communication request (below it): the gate would be shut,
+    // but the request's DMA engine waits on it.
+    std::deque<QueuedRequest> queue = {urgent, compute(1, 10), compute(2, 20)};
+    CHECK(policy.admissible(queue, ns(30)).communication == release);
+    CHECK(serve(policy, queue, 30) == Pick(release ? 0 : 1));
+    CHECK(policy.stats().urgent_releases == (release ? 2u : 0u));
+    CHECK(policy.stats().held_back == (release ? 0u : 2u));
+  }
+  // A request that is not urgent leaves the gate shut.
+  config.release_urgent = true;
+  McaPolicy strict(config);
+  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
+  CHECK_FALSE(strict.admissible(queue, ns(30)).communication);
+  CHECK(strict.stats().urgent_releases == 0);
+}
+
 TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") {
   McaConfig config;
   config.threshold = 2;
@@ -328,10 +353,12 @@ struct Bench : sc_core::sc_module {
   }
 
   // One blocking access issued now (it reaches the controller now); returns its latency.
-  sc_time access(Op op, TrafficClass traffic_class, std::uint64_t offset, unsigned bytes) {
+  sc_time access(Op op, TrafficClass traffic_class, std::uint64_t offset, unsigned bytes,
+                 bool urgent = false) {
     T3Extension extension;
     extension.op = op;
     extension.traffic_class = traffic_class;
+    extension.urgent = urgent;
     tlm::tlm_generic_payload payload;
     payload.set_address(offset);
     payload.set_data_ptr(nullptr);
@@ -363,6 +390,7 @@ struct Pattern {
   double think_ns = 400;
   int comm_threads = 2, comm = 60;
   unsigned bytes = 256;
+  bool comm_urgent = false;  // communication carries T3Extension::urgent
 };
 
 void drive(Bench& bench, const Pattern& p, Run& run) {
@@ -386,7 +414,7 @@ void drive(Bench& bench, const Pattern& p, Run& run) {
       for (int i = 0; i < p.comm; ++i, offset += p.bytes) {
         run.communication_issued.push_back(sc_time_stamp());
         run.communication.push_back(
-            bench.access(Op::Update, TrafficClass::Communication, offset, p.bytes));
+            bench.access(Op::Update, TrafficClass::Communication, offset, p.bytes, p.comm_urgent));
       }
     });
   }
@@ -478,4 +506,34 @@ TEST_CASE("MCA controller bounds communication latency and speeds up compute vs 
   CHECK(mca_report["mca"]["threshold_max"].get<std::int64_t>() >= 1);
   CHECK(mean_ns(mca_run.communication) > mean_ns(fcfs_run.communication));
   CHECK(mca_compute < fcfs_compute);
+}
+
+TEST_CASE("MCA controller lets urgent communication through the gate", "[mca]") {
+  HbmConfig config;
+  config.model = HbmModel::Simple;
+  config.channels = 1;
+  config.bandwidth_GBps = 32;
+  config.latency_ns = 100;
+  config.arbitration = Arbitration::Mca;
+  config.mca.threshold = 2;
+  config.mca.starvation_ns = 2000;
+  config.mca.release_backlog = false;  // the urgency rule alone opens the gate
+  Bench plain("plain", config);
+  Bench urgent("urgent", config);
+  Pattern pattern;
+  Run plain_run, urgent_run;
+  drive(plain, pattern, plain_run);
+  pattern.comm_urgent = true;
+  drive(urgent, pattern, urgent_run);
+  sc_core::sc_start();
+
+  const nlohmann::json plain_mca = plain.mc.report()["mca"];
+  const nlohmann::json urgent_mca = urgent.mc.report()["mca"];
+  INFO(plain_mca.dump() << " " << urgent_mca.dump());
+  CHECK(plain_mca["urgent_releases"] == 0);
+  CHECK(plain_mca["held_back"] > 0);
+  CHECK(urgent_mca["urgent_releases"] > 0);
+  CHECK(urgent_mca["held_back"] == 0);  // never shut while urgent communication waits
+  // The gate no longer holds it: communication waits less than under the plain gate.
+  CHECK(mean_ns(urgent_run.communication) < mean_ns(plain_run.communication));
 }

@@ -1106,3 +1106,52 @@ TEST_CASE("DMA with a buffer of one piece moves one piece at a time", "[dma]") {
   const double pieces = static_cast<double>(bytes / s.dma.chunk_bytes);
   CHECK((transfer.end - transfer.start).to_seconds() * 1e9 >= pieces * 2 * s.hbm.latency_ns);
 }
+
+namespace {
+
+// Moves `bytes` with a read-ahead buffer of four 4 KiB pieces and dma.urgent_fill = `fill`.
+DmaStats move_with_urgent_fill(double fill, std::uint64_t bytes) {
+  Setup s = small_setup();
+  s.dma.outstanding_bytes = 4 * s.dma.chunk_bytes;
+  s.dma.urgent_fill = fill;
+  Bench bench(s);
+  Node& g = bench.gpu(0);
+  spawn([&] { g.ring(0, bench.hbm(0, 0x1000000), bench.hbm(0, 0x2000000), bytes, dma::kOpStore); });
+  sc_core::sc_start();
+  REQUIRE(g.dma.pending() == 0);
+  INFO(g.dma.report().dump());
+  REQUIRE(g.dma.stats().pieces == bytes / 4096);
+  return g.dma.stats();
+}
+
+}  // namespace
+
+TEST_CASE("DMA marks every request urgent while the path keeps its buffer full", "[dma]") {
+  // 64 pieces through a buffer of four: the engine reserves four pieces at once and each freed
+  // piece at once, so every read and every write goes out with the buffer full.
+  const DmaStats stats = move_with_urgent_fill(0.5, 256 * 1024);
+  CHECK(stats.max_buffer_bytes == 4 * 4096);
+  CHECK(stats.urgent_reads == 64);
+  CHECK(stats.urgent_writes == 64);
+}
+
+TEST_CASE("DMA marks a request urgent only above dma.urgent_fill of its buffer", "[dma]") {
+  // Two pieces hold half the buffer: not more than 0.5 of it.
+  const DmaStats stats = move_with_urgent_fill(0.5, 2 * 4096);
+  CHECK(stats.max_buffer_bytes == 2 * 4096);
+  CHECK(stats.urgent_reads == 0);
+  CHECK(stats.urgent_writes == 0);
+}
+
+TEST_CASE("DMA marks a request urgent above a lower dma.urgent_fill", "[dma]") {
+  // The same two pieces hold more than a quarter of it.
+  const DmaStats stats = move_with_urgent_fill(0.25, 2 * 4096);
+  CHECK(stats.urgent_reads == 2);
+  CHECK(stats.urgent_writes == 2);
+}
+
+TEST_CASE("DMA with dma.urgent_fill = 1 never marks a request urgent", "[dma]") {
+  const DmaStats stats = move_with_urgent_fill(1.0, 256 * 1024);
+  CHECK(stats.urgent_reads == 0);
+  CHECK(stats.urgent_writes == 0);
+}
