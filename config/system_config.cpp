@@ -262,7 +262,7 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("dma.urgent_fill", c.dma.urgent_fill,
           {"",
            "share of the read-ahead buffer above which the engine marks its requests urgent "
-           "(MCA does not hold them back); 1 never marks them",
+           "(MCA does not hold them back); 1 marks none but a piece larger than the whole buffer",
            0, 1});
   v.visit("workload.tokens", c.workload.tokens,
           {"token", "tokens per batch: the M dimension of every sublayer GEMM", 1, 1 << 24});
