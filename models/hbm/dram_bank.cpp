@@ -241,8 +241,9 @@ void PseudoChannelTimer::refresh_until(std::uint64_t now) {
 // command, tWR after write data), so it is set at that burst. The timing lives in locals: the
 // stores to the banks and to burst_end could alias the members, which would reload them per burst.
 // Instantiated per direction and per use (plain access, or an update's read or write phase), so
-// the branches of the other uses leave the loops.
-template <bool Write, bool Update>
+// the branches of the other uses leave the loops, and for kGroups bank groups (0: any count), so
+// the usual count's bank-group arithmetic is constant.
+template <bool Write, bool Update, int kGroups>
 void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arrival,
                                  std::uint64_t earliest, const std::uint64_t* burst_earliest,
                                  std::uint64_t* burst_end, DramService& service) {
@@ -250,7 +251,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   constexpr bool kBurstEnds = Update && !Write;   // an update's reads say when each is back
   const int bursts = where.bursts;
   if (bursts == 0) return;
-  const int bank_groups = bank_groups_;
+  const int bank_groups = kGroups > 0 ? kGroups : bank_groups_;
   const std::uint64_t latency = Write ? t_.cwl : t_.cl;
   const std::uint64_t burst = t_.burst;
   const std::uint64_t ccd_s = t_.ccd_s;
@@ -280,7 +281,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   int last_group = last_column_group_;
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
-  int group = group_of(where.first_burst);
+  int group = kGroups > 0 ? where.first_burst % kGroups : group_of(where.first_burst);
   // Burst i, its column command at `at`, occupies the bus; the last of its bank group sets the
   // bank's precharge floor.
   const auto place = [&](int i) {
@@ -292,7 +293,11 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
     }
     last_column = at;
     last_group = group;
-    if (++group == bank_groups) group = 0;
+    if constexpr (kGroups > 0 && (kGroups & (kGroups - 1)) == 0) {
+      group = (group + 1) & (kGroups - 1);
+    } else if (++group == bank_groups) {
+      group = 0;
+    }
   };
   // ... once the data bus is free: one burst at a time.
   const auto issue = [&](int i) {
@@ -348,26 +353,47 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
 DramService PseudoChannelTimer::serve(const DramLocation& where, Kind kind, std::uint64_t arrival,
                                       std::uint64_t now, std::uint64_t alu) {
   refresh_until(now);
+  return bank_groups_ == 4 ? serve_columns<4>(where, kind, arrival, now, alu)
+                           : serve_columns<0>(where, kind, arrival, now, alu);
+}
+
+template <int kGroups>
+DramService PseudoChannelTimer::serve_as(const DramLocation& where, Kind kind,
+                                         std::uint64_t arrival, std::uint64_t now,
+                                         std::uint64_t alu) {
+  refresh_until(now);
+  return serve_columns<kGroups>(where, kind, arrival, now, alu);
+}
+
+template <int kGroups>
+DramService PseudoChannelTimer::serve_columns(const DramLocation& where, Kind kind,
+                                              std::uint64_t arrival, std::uint64_t now,
+                                              std::uint64_t alu) {
   DramService service;
   if (kind == Kind::Read) {
-    columns<false, false>(where, arrival, now, nullptr, nullptr, service);
+    columns<false, false, kGroups>(where, arrival, now, nullptr, nullptr, service);
     return service;
   }
   if (kind == Kind::Write) {
-    columns<true, false>(where, arrival, now, nullptr, nullptr, service);
+    columns<true, false, kGroups>(where, arrival, now, nullptr, nullptr, service);
     return service;
   }
   // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
   // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
   std::vector<std::uint64_t>& ready = update_ready_;
   ready.resize(static_cast<std::size_t>(where.bursts));
-  columns<false, true>(where, arrival, now, nullptr, ready.data(), service);
+  columns<false, true, kGroups>(where, arrival, now, nullptr, ready.data(), service);
   for (std::uint64_t& at : ready) {
     const std::uint64_t data_ready = at + alu;
     at = data_ready > t_.cwl ? data_ready - t_.cwl : 0;  // the write command, CWL ahead of its data
   }
-  columns<true, true>(where, arrival, now, ready.data(), nullptr, service);
+  columns<true, true, kGroups>(where, arrival, now, ready.data(), nullptr, service);
   return service;
 }
+
+template DramService PseudoChannelTimer::serve_as<0>(const DramLocation&, Kind, std::uint64_t,
+                                                     std::uint64_t, std::uint64_t);
+template DramService PseudoChannelTimer::serve_as<4>(const DramLocation&, Kind, std::uint64_t,
+                                                     std::uint64_t, std::uint64_t);
 
 }  // namespace t3

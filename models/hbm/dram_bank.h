@@ -89,9 +89,9 @@ class DramAddressMap {
 // smaller entry is fewer cache lines (16 bytes, not 32).
 struct DramRowSpan {
   std::uint64_t row = 0;
-  std::int32_t bank = 0;          // index within each bank group
-  std::uint8_t first_group = 0;   // bank group of the first burst
-  std::uint8_t groups = 0;        // bank groups touched: min(bursts, bank groups)
+  std::int32_t bank = 0;         // index within each bank group
+  std::uint8_t first_group = 0;  // bank group of the first burst
+  std::uint8_t groups = 0;       // bank groups touched: min(bursts, bank groups)
 };
 static_assert(kMaxBankGroups <= 255, "DramRowSpan keeps bank groups in a byte");
 
@@ -137,6 +137,12 @@ class PseudoChannelTimer {
   // after its reads return.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,
                     std::uint64_t alu);
+  // serve() with the bank-group count fixed at compile time: kGroups = the timer's count (4,
+  // serve()'s choice for it, so its arithmetic is constant), or 0 for any count. Both give the
+  // same timing; the tests hold the one to the other.
+  template <int kGroups>
+  DramService serve_as(const DramLocation& where, Kind kind, std::uint64_t arrival,
+                       std::uint64_t now, std::uint64_t alu);
   std::uint64_t refreshes() const { return refreshes_; }
 
  private:
@@ -153,9 +159,13 @@ class PseudoChannelTimer {
   // and no earlier than `earliest`, opening rows (no earlier than `arrival`) where they are not
   // open. For an update's writes (Update and Write) also no earlier than burst_earliest[i]; for its
   // reads (Update, not Write) burst_end[i] receives burst i's data end.
-  template <bool Write, bool Update>
+  template <bool Write, bool Update, int kGroups>
   void columns(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
                const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
+  // serve() past the refresh.
+  template <int kGroups>
+  DramService serve_columns(const DramLocation& where, Kind kind, std::uint64_t arrival,
+                            std::uint64_t now, std::uint64_t alu);
   // Bank group of burst i of a granule: i % bank_groups_, by a mask where that is a power of two
   // (a division here would be the slowest instruction of an entry's timing).
   int group_of(int burst) const {

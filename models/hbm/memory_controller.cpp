@@ -458,16 +458,19 @@ struct MemoryController::Impl {
     const int wanted = ch.draining || writes == queued ? 1 : 0;
     // held_hit: the oldest row hit of a class the policy holds back, which may go after the
     // admitted row hits of its direction when the policy allows it (Admissible::held_row_hits).
-    std::optional<std::size_t> oldest[2], hit[2], held_hit[2];  // [write?]
+    // Indices, kNone for none found (plain integers keep the scan's state in registers).
+    constexpr std::size_t kNone = ~std::size_t{0};
+    std::size_t oldest[2] = {kNone, kNone}, hit[2] = {kNone, kNone};  // [write?]
+    std::size_t held_hit[2] = {kNone, kNone};
     const bool held_hits = frfcfs && allowed.held_row_hits;
     std::size_t i = 0;
     for (const Ref& ref : ch.refs) {
       const int w = ref.write ? 1 : 0;
       if (allowed.allows(ref.traffic_class)) {
-        if (!oldest[w]) oldest[w] = i;
-        if (frfcfs && !hit[w] && ref.row_hit) hit[w] = i;
-        if (w == wanted && (frfcfs ? hit[w] : oldest[w])) break;
-      } else if (held_hits && !held_hit[w] && ref.row_hit) {
+        if (oldest[w] == kNone) oldest[w] = i;
+        if (frfcfs && hit[w] == kNone && ref.row_hit) hit[w] = i;
+        if (w == wanted && (frfcfs ? hit[w] : oldest[w]) != kNone) break;
+      } else if (held_hits && held_hit[w] == kNone && ref.row_hit) {
         held_hit[w] = i;
       }
       ++i;
@@ -475,11 +478,11 @@ struct MemoryController::Impl {
     // Held-back row hits never choose the direction: a bus turnaround for them would cost the
     // admitted traffic tWTR or the read-to-write gap, where a hit in the current direction costs
     // one burst.
-    const int first = ch.draining || !oldest[0] ? 1 : 0;
+    const int first = ch.draining || oldest[0] == kNone ? 1 : 0;
     for (int w : {first, 1 - first}) {
-      if (hit[w]) return hit[w];
-      if (held_hit[w]) return held_hit[w];
-      if (oldest[w]) return oldest[w];
+      for (std::size_t found : {hit[w], held_hit[w], oldest[w]}) {
+        if (found != kNone) return found;
+      }
     }
     return std::nullopt;  // the policy admitted a class with nothing queued
   }
