@@ -137,9 +137,9 @@ class PseudoChannelTimer {
   // after its reads return.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,
                     std::uint64_t alu);
-  // serve() with the bank-group count fixed at compile time: kGroups = the timer's count (4,
-  // serve()'s choice for it, so its arithmetic is constant), or 0 for any count. Both give the
-  // same timing; the tests hold the one to the other.
+  // serve() with the bank-group count a constant (kGroups = 4, what serve() takes for a timer of
+  // four groups, and only for one) or a variable (kGroups = 0, any count). Both time every entry
+  // alike; the tests hold the one to the other.
   template <int kGroups>
   DramService serve_as(const DramLocation& where, Kind kind, std::uint64_t arrival,
                        std::uint64_t now, std::uint64_t alu);
