@@ -47,6 +47,7 @@ expect_error() {  # expect_error MESSAGE ARGS...: exit 1 with MESSAGE on stderr
 expect_error "must name two or more --scenarios" --out out -- --model mega-gpt-2
 expect_error "runs 0: must be 1 to 16" --out out --runs 0 -- $ARGS
 expect_error "must not name --json" --out out -- $ARGS --json x.json
+expect_error "must not name --json" --out out -- $ARGS --json=x.json
 expect_error "not a directory" --out missing -- $ARGS
 expect_error "run 0 (as given) failed (exit 2): .*'nope': not a model" --out out --runs 1 -- \
   --model nope --scenarios t3,t3-mca
