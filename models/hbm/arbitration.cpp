@@ -160,9 +160,10 @@ Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core
   if (queue.empty()) return allowed;
   const Decision d = decide(queue, now);
   if (d.starved) {
+    // The gate opens and FR-FCFS orders the starved request among everything, as without MCA:
+    // forcing it ahead of the queued row hits and the write drain would cost compute an
+    // activation and a turnaround per override, more than arrival order ever would.
     ++stats_.starvation_overrides;
-    allowed.forced = d.communication;
-    ++stats_.communication_served;
   } else if (d.gate_shut) {
     allowed.communication = false;
     allowed.held_row_hits = row_hits_first_;

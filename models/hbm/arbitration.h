@@ -24,11 +24,9 @@ struct QueuedRequest {
   bool urgent = false;  // T3Extension::urgent: its issuer waits on it
 };
 
-// What a policy lets the bank scheduler (FR-FCFS beneath every policy) choose from: one forced
-// entry, or the entries of the allowed traffic classes; nothing allowed declines, like a nullopt
-// pick().
+// What a policy lets the bank scheduler (FR-FCFS beneath every policy) choose from: the entries
+// of the allowed traffic classes; nothing allowed declines, like a nullopt pick().
 struct Admissible {
-  std::optional<std::size_t> forced;
   bool compute = true;
   bool communication = true;
   // A class held back may still have its row hits served after the admitted classes' row hits
@@ -37,7 +35,7 @@ struct Admissible {
   bool allows(TrafficClass traffic_class) const {
     return traffic_class == TrafficClass::Compute ? compute : communication;
   }
-  bool none() const { return !forced && !compute && !communication; }
+  bool none() const { return !compute && !communication; }
 };
 
 class ArbitrationPolicy {
@@ -92,9 +90,10 @@ struct McaStats {
   double first_window_mean_occupancy = 0;  // compute requests queued, mean over its picks
   std::uint64_t first_window_picks = 0;
   std::uint64_t held_back = 0;  // picks at which communication was queued and the gate was shut
-  std::uint64_t starvation_overrides = 0;  // communication served after starvation_ns held back
+  // Picks at which a communication request deferred starvation_ns overrode the gate (rule 1)
+  std::uint64_t starvation_overrides = 0;
   std::uint64_t urgent_releases = 0;  // picks at which only urgent communication kept the gate open
-  std::uint64_t compute_served = 0;
+  std::uint64_t compute_served = 0;  // by pick(); the bank model's choice is not the policy's
   std::uint64_t communication_served = 0;
 };
 
@@ -107,7 +106,12 @@ struct McaStats {
 //     compute request is queued (arrival order would serve it next among the classes). If a
 //     request has been deferred for starvation_ns, serve it (the longest deferred first). So MCA
 //     delays each communication request by at most starvation_ns beyond arrival order (plus the
-//     entry in service), whatever else is queued. The limit bounds the delay MCA adds, not a
+//     entry in service), whatever else is queued. For the bank model the starved request opens
+//     the gate rather than jumping the queue: every class is admitted and FR-FCFS orders it as
+//     it would without MCA (it is the oldest, so it goes after the row hits of the drain's
+//     direction). Forcing it ahead of those cost compute an activation and a bus turnaround per
+//     override, which at low bandwidth, where queues outlast the limit, made the GEMM slower than
+//     under t3 (docs/t3.md, fix 9). The limit bounds the delay MCA adds, not a
 //     request's queueing (at low bandwidth a queue alone can take longer than the limit, and
 //     counting that would give communication priority over compute), nor communication's
 //     throughput (one request per limit while the gate stays shut would starve a ring).

@@ -440,7 +440,6 @@ struct MemoryController::Impl {
   std::optional<std::size_t> choose(Channel& ch, sc_core::sc_time now) {
     const Admissible allowed =
         ch.admits_everything ? Admissible{} : ch.policy->admissible(ch.queue, now);
-    if (allowed.forced) return allowed.forced;
     if (allowed.none()) return std::nullopt;
     // The drain counts the writes of the classes the policy admits: held-back writes do not
     // choose the bus direction, as held-back row hits do not (below).

@@ -372,6 +372,53 @@ TEST_CASE("Bank MCA without row_hits_first holds every communication request bac
   CHECK(mca_order(false) == std::vector<int>{0, 2, 3, 1, 4});
 }
 
+namespace {
+
+// Completion order of: a compute read opening row 0 of bank 0 (t=0), a communication conflict in
+// that bank (t=1) and two compute hits to row 0 (t=2, t=3). Under MCA (threshold 2, limit 1 ns)
+// the first pick after the opening read has the gate shut and serves a hit; by the next the
+// communication request, older than every compute request queued, has been deferred past the
+// limit.
+std::vector<int> starved_order(Arbitration arbitration) {
+  HbmConfig config = one_pseudo_channel();
+  config.arbitration = arbitration;
+  config.mca.threshold = 2;
+  config.mca.starvation_ns = 1;
+  Bench bench("bench", config);
+  std::vector<int> order;
+  const struct {
+    std::uint64_t offset;
+    double at_ns;
+    TrafficClass traffic_class;
+  } accesses[] = {{0, 0, TrafficClass::Compute},
+                  {kBankSpan, 1, TrafficClass::Communication},
+                  {256 * 4, 2, TrafficClass::Compute},
+                  {256 * 8, 3, TrafficClass::Compute}};
+  for (int k = 0; k < 4; ++k) {
+    Bench::thread([&, k] {
+      const auto& a = accesses[k];
+      bench.access(Op::Read, a.offset, k == 0 ? 256 : 32, ns(a.at_ns), nullptr, a.traffic_class);
+      order.push_back(k);
+    });
+  }
+  sc_core::sc_start();
+  return order;
+}
+
+}  // namespace
+
+TEST_CASE("Bank MCA: a starved request opens the gate, FR-FCFS still orders it after row hits",
+          "[bank][scheduler][mca]") {
+  // Forced ahead of everything (the rule before fix 9) it would go before the second hit:
+  // {0, 2, 1, 3}, an activation and a precharge in compute's way.
+  CHECK(starved_order(Arbitration::Mca) == std::vector<int>{0, 2, 3, 1});
+}
+
+TEST_CASE("Bank FR-FCFS alone orders the starved request's case the same way",
+          "[bank][scheduler][mca]") {
+  CHECK(starved_order(Arbitration::Fcfs) == std::vector<int>{0, 2, 3, 1});
+}
+
 TEST_CASE("Bank write drain holds writes back until the high watermark", "[bank][scheduler]") {
   HbmConfig config = one_pseudo_channel();
   config.queue_depth = 8;
