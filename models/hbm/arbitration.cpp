@@ -163,7 +163,7 @@ Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core
     // The gate opens and FR-FCFS orders the starved request among everything, as without MCA:
     // forcing it ahead of the queued row hits and the write drain would cost compute an
     // activation and a turnaround per override, more than arrival order ever would.
-    ++stats_.starvation_overrides;
+    if (d.gate_shut) ++stats_.starvation_overrides;
   } else if (d.gate_shut) {
     allowed.communication = false;
     allowed.held_row_hits = row_hits_first_;

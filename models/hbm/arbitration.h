@@ -90,10 +90,11 @@ struct McaStats {
   double first_window_mean_occupancy = 0;  // compute requests queued, mean over its picks
   std::uint64_t first_window_picks = 0;
   std::uint64_t held_back = 0;  // picks at which communication was queued and the gate was shut
-  // Picks at which a communication request deferred starvation_ns overrode the gate (rule 1)
+  // Picks at which a communication request deferred starvation_ns overrode rules 2 and 3: pick()
+  // served it; admissible() opened a gate that would have been shut
   std::uint64_t starvation_overrides = 0;
   std::uint64_t urgent_releases = 0;  // picks at which only urgent communication kept the gate open
-  std::uint64_t compute_served = 0;  // by pick(); the bank model's choice is not the policy's
+  std::uint64_t compute_served = 0;   // by pick(); the bank model's choice is not the policy's
   std::uint64_t communication_served = 0;
 };
 

@@ -38,4 +38,11 @@ TEST_CASE("t3-mca keeps within 1% of t3 at 250 GB/s and holds communication back
         t3["hbm_queue"]["mean_compute_per_gpu"].get<double>());
   CHECK(mca["hbm_queue"]["mean_communication_per_gpu"].get<double>() !=
         t3["hbm_queue"]["mean_communication_per_gpu"].get<double>());
+  // The result counts MCA's decisions (t3 has no gate to count): it shut, and the threshold was
+  // derived (at least 1 everywhere).
+  CHECK_FALSE(t3["hbm_queue"].contains("mca"));
+  const nlohmann::json& gate = mca["hbm_queue"]["mca"];
+  CHECK(gate["held_back"].get<std::uint64_t>() > 0);
+  CHECK(gate["threshold_min"].get<std::int64_t>() >= 1);
+  CHECK(gate["threshold_max"].get<std::int64_t>() >= gate["threshold_min"].get<std::int64_t>());
 }

@@ -212,6 +212,11 @@ TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") 
   CHECK(starved.compute);
   CHECK(starved.communication);
   CHECK(policy.stats().starvation_overrides == 1);
+  // With one compute request left the gate is open anyway: still starved, nothing overridden.
+  queue.pop_back();
+  const Admissible open_again = policy.admissible(queue, ns(1030));
+  CHECK(open_again.communication);
+  CHECK(policy.stats().starvation_overrides == 1);
 }
 
 TEST_CASE("MCA starvation limit serves each communication request deferred that long", "[mca]") {
