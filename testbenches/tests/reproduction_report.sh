@@ -37,6 +37,15 @@ assert "with the binaries of commits `abc1234` (workloads 0-22) and `def5678` (w
     in text, "provenance"
 assert "**Partial**: 28 of the paper's 28 workloads" in text, "missing workloads not listed"
 assert "published (T3 paper)" in text and "| 1.30 (30%) |" in text, "published column"
+# The MCA line counts the gate's decisions from the t3-mca record and says whether it changed t3.
+t3 = next(r for r in records if r["scenario"] == "t3")
+gate = mca["hbm_queue"]["mca"]
+line = next(line for line in text.splitlines() if line.startswith("- **MCA.**"))
+same = 1 if mca["time_ns"] == t3["time_ns"] else 0
+assert f"equals t3's to the nanosecond in {same} of 1 workloads" in line, line
+assert (f"held communication back at {gate['held_back']:.0f} picks, was opened by a starved "
+        f"request at {gate['starvation_overrides']:.0f} and kept open by an urgent one at "
+        f"{gate['urgent_releases']:.0f}") in line, line
 PY
 # Against a previous sweep: the same results before and now give equal columns.
 "$PYTHON" "$SCRIPT" one.json --out changes.md --previous one.json --previous-label "itself" \
