@@ -101,7 +101,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("hbm.mca.starvation_ns", h.mca.starvation_ns,
           {"ns",
            "MCA: the most a communication request waits beyond arrival order (counted once no "
-           "older compute request is queued); then it is served regardless",
+           "older compute request is queued); then it is served regardless (bank model: the "
+           "gate opens and FR-FCFS orders it)",
            0, 1e9});
   v.visit("hbm.mca.window_ns", h.mca.window_ns,
           {"ns",
