@@ -7,24 +7,21 @@
 
 namespace t3 {
 
-std::optional<std::size_t> FcfsPolicy::pick(const std::deque<QueuedRequest>& /*queue*/,
-                                            sc_core::sc_time /*now*/) {
+std::optional<std::size_t> FcfsPolicy::pick(QueueView /*queue*/, sc_core::sc_time /*now*/) {
   return 0;  // the queue is kept in arrival order
 }
 
-std::optional<std::size_t> PriorityPolicy::pick(const std::deque<QueuedRequest>& queue,
-                                                sc_core::sc_time /*now*/) {
+std::optional<std::size_t> PriorityPolicy::pick(QueueView queue, sc_core::sc_time /*now*/) {
   for (std::size_t i = 0; i < queue.size(); ++i) {
     if (queue[i].traffic_class == favoured_) return i;
   }
   return 0;
 }
 
-Admissible PriorityPolicy::admissible(const std::deque<QueuedRequest>& queue,
-                                      sc_core::sc_time /*now*/) {
+Admissible PriorityPolicy::admissible(QueueView queue, sc_core::sc_time /*now*/) {
   Admissible allowed;
-  for (const QueuedRequest& request : queue) {
-    if (request.traffic_class == favoured_) {
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    if (queue[i].traffic_class == favoured_) {
       allowed.compute = favoured_ == TrafficClass::Compute;
       allowed.communication = !allowed.compute;
       break;
@@ -48,8 +45,7 @@ McaPolicy::McaPolicy(const McaConfig& config)
   stats_.derived = config.threshold == 0;
 }
 
-McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
-                                      sc_core::sc_time now) {
+McaPolicy::Decision McaPolicy::decide(QueueView queue, sc_core::sc_time now) {
   Decision d;
   std::int64_t queued_compute = 0, queued_communication = 0;
   bool urgent = false;  // urgent communication queued
@@ -106,7 +102,7 @@ McaPolicy::Decision McaPolicy::decide(const std::deque<QueuedRequest>& queue,
 // since arrival, which includes queueing any order would cost, nor the time the gate has been
 // shut, which would let one request through per limit whatever arrives) bounds the delay MCA
 // adds to each request without capping communication's throughput.
-std::optional<std::size_t> McaPolicy::track_deferral(const std::deque<QueuedRequest>& queue,
+std::optional<std::size_t> McaPolicy::track_deferral(QueueView queue,
                                                      const std::optional<Age>& oldest_compute,
                                                      sc_core::sc_time now) {
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>>& still = deferred_scratch_;
@@ -131,8 +127,7 @@ std::optional<std::size_t> McaPolicy::track_deferral(const std::deque<QueuedRequ
   return starved;
 }
 
-std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queue,
-                                           sc_core::sc_time now) {
+std::optional<std::size_t> McaPolicy::pick(QueueView queue, sc_core::sc_time now) {
   if (queue.empty()) return std::nullopt;  // not called so by the controller
   const Decision d = decide(queue, now);
   std::optional<std::size_t> chosen;
@@ -155,7 +150,7 @@ std::optional<std::size_t> McaPolicy::pick(const std::deque<QueuedRequest>& queu
   return chosen;
 }
 
-Admissible McaPolicy::admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) {
+Admissible McaPolicy::admissible(QueueView queue, sc_core::sc_time now) {
   Admissible allowed;
   if (queue.empty()) return allowed;
   const Decision d = decide(queue, now);

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,6 +21,36 @@ struct QueuedRequest {
   TrafficClass traffic_class;
   std::uint32_t bytes;
   bool urgent = false;  // T3Extension::urgent: its issuer waits on it
+};
+
+// The queue a policy looks at, read-only, in arrival order. The memory controller keeps each
+// request beside its own bookkeeping in one ring of entries (one container to push and erase, not
+// two in step), so a view steps over entries by a stride rather than needing requests alone.
+class QueueView {
+ public:
+  // A plain array of requests (the tests' queues). Implicit, so they pass a vector as it is.
+  QueueView(const std::vector<QueuedRequest>& requests)  // NOLINT(google-explicit-constructor)
+      : QueueView(requests.data(), sizeof(QueuedRequest), 0, ~std::size_t{0}, requests.size()) {}
+  // `size` requests in a ring: the i-th at byte (head + i) & mask times `stride` from `first`.
+  QueueView(const QueuedRequest* first, std::size_t stride, std::size_t head, std::size_t mask,
+            std::size_t size)
+      : first_(reinterpret_cast<const unsigned char*>(first)),
+        stride_(stride),
+        head_(head),
+        mask_(mask),
+        size_(size) {}
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const QueuedRequest& operator[](std::size_t i) const {
+    return *reinterpret_cast<const QueuedRequest*>(first_ + ((head_ + i) & mask_) * stride_);
+  }
+
+ private:
+  const unsigned char* first_;
+  std::size_t stride_;
+  std::size_t head_;
+  std::size_t mask_;
+  std::size_t size_;
 };
 
 // What a policy lets the bank scheduler (FR-FCFS beneath every policy) choose from: the entries
@@ -44,11 +73,10 @@ class ArbitrationPolicy {
   virtual const char* name() const = 0;
   // The bank model's question (the simple model asks pick()): which queued requests may go now.
   // Same contract on `queue`, `now` and retry_after() as pick().
-  virtual Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) = 0;
+  virtual Admissible admissible(QueueView queue, sc_core::sc_time now) = 0;
   // Index into `queue` (arrival order, never empty) of the request to serve now; nullopt leaves
   // the channel idle until the next arrival or until retry_after() has passed.
-  virtual std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
-                                          sc_core::sc_time now) = 0;
+  virtual std::optional<std::size_t> pick(QueueView queue, sc_core::sc_time now) = 0;
   // How long to wait before asking again after pick() declined; SC_ZERO_TIME means "only on the
   // next arrival".
   virtual sc_core::sc_time retry_after() const { return sc_core::SC_ZERO_TIME; }
@@ -61,9 +89,8 @@ class ArbitrationPolicy {
 class FcfsPolicy : public ArbitrationPolicy {
  public:
   const char* name() const override { return "fcfs"; }
-  std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
-                                  sc_core::sc_time now) override;
-  Admissible admissible(const std::deque<QueuedRequest>&, sc_core::sc_time) override { return {}; }
+  std::optional<std::size_t> pick(QueueView queue, sc_core::sc_time now) override;
+  Admissible admissible(QueueView, sc_core::sc_time) override { return {}; }
   bool admits_everything() const override { return true; }
 };
 
@@ -72,10 +99,9 @@ class PriorityPolicy : public ArbitrationPolicy {
  public:
   explicit PriorityPolicy(TrafficClass favoured) : favoured_(favoured) {}
   const char* name() const override { return "priority"; }
-  std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
-                                  sc_core::sc_time now) override;
+  std::optional<std::size_t> pick(QueueView queue, sc_core::sc_time now) override;
   // The favoured class while any of it is queued, else everything.
-  Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) override;
+  Admissible admissible(QueueView queue, sc_core::sc_time now) override;
 
  private:
   TrafficClass favoured_;
@@ -155,9 +181,8 @@ class McaPolicy : public ArbitrationPolicy {
   // window that is not positive.
   explicit McaPolicy(const McaConfig& config);
   const char* name() const override { return "mca"; }
-  std::optional<std::size_t> pick(const std::deque<QueuedRequest>& queue,
-                                  sc_core::sc_time now) override;
-  Admissible admissible(const std::deque<QueuedRequest>& queue, sc_core::sc_time now) override;
+  std::optional<std::size_t> pick(QueueView queue, sc_core::sc_time now) override;
+  Admissible admissible(QueueView queue, sc_core::sc_time now) override;
 
   const McaStats& stats() const { return stats_; }
 
@@ -171,10 +196,10 @@ class McaPolicy : public ArbitrationPolicy {
     bool gate_shut = false;                    // rule 2 applies
   };
   using Age = std::pair<sc_core::sc_time, std::uint64_t>;  // (arrival, sequence)
-  Decision decide(const std::deque<QueuedRequest>& queue, sc_core::sc_time now);
+  Decision decide(QueueView queue, sc_core::sc_time now);
   // Updates which communication requests are deferred (rule 1); returns the index of the one
   // deferred longest if that is starvation_ns or more.
-  std::optional<std::size_t> track_deferral(const std::deque<QueuedRequest>& queue,
+  std::optional<std::size_t> track_deferral(QueueView queue,
                                             const std::optional<Age>& oldest_compute,
                                             sc_core::sc_time now);
   bool threshold_known() const { return stats_.threshold > 0; }

@@ -179,19 +179,9 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
   next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
 
-bool PseudoChannelTimer::row_open(const DramRowSpan& span) const {
-  int group = span.first_group;
-  for (int i = 0; i < span.groups; ++i) {
-    if (bank(group, span.bank).open_row != static_cast<std::int64_t>(span.row)) return false;
-    if (++group == bank_groups_) group = 0;
-  }
-  return true;
-}
-
 // All-bank refresh, due every tREFI: the banks close (precharge, tRP) and stay shut for tRFC.
 // Refreshes that fell due while the pseudo-channel idled are accounted in one step.
-void PseudoChannelTimer::refresh_until(std::uint64_t now) {
-  if (t_.refi == 0 || now < next_refresh_) return;
+void PseudoChannelTimer::refresh(std::uint64_t now) {
   const std::uint64_t due = (now - next_refresh_) / t_.refi + 1;
   std::uint64_t start = next_refresh_ + (due - 1) * t_.refi;
   start = std::max(start, bus_free_);
@@ -209,11 +199,10 @@ void PseudoChannelTimer::refresh_until(std::uint64_t now) {
 
 // Inlined into the burst loop that calls it: a call there would spill the loop's timing state
 // (2% of the default job's instructions).
-[[gnu::always_inline]] inline void PseudoChannelTimer::open_row(int group,
-                                                                const DramLocation& where,
+[[gnu::always_inline]] inline void PseudoChannelTimer::open_row(Bank& b, int group,
+                                                                std::uint64_t row,
                                                                 std::uint64_t earliest,
                                                                 DramService& service) {
-  Bank& b = bank(group, where.bank);
   std::uint64_t at = earliest;
   if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t_.rp;  // PRE, then tRP
   at = std::max(at, b.act_ready);
@@ -225,7 +214,7 @@ void PseudoChannelTimer::refresh_until(std::uint64_t now) {
   act_same_group_ready_ = at + t_.rrd_l;
   act_other_group_ready_ = at + t_.rrd_s;
   last_act_group_ = group;
-  b.open_row = static_cast<std::int64_t>(where.row);
+  b.open_row = static_cast<std::int64_t>(row);
   b.act_ready = at + t_.rc;
   b.activated = at;
   b.pre_ready = at + t_.ras;
@@ -306,12 +295,12 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   };
   int i = 0;
   for (; i < groups; ++i) {  // each group's first burst: its bank's row, tRCD, tWTR
-    const Bank& b = banks[group];
+    Bank& b = banks[group];
     if (!kBurstFloors) {  // an update's writes find the rows its reads opened
       if (b.open_row == static_cast<std::int64_t>(where.row)) {
         ++service.row_hits;
       } else {
-        open_row(group, where, arrival, service);
+        open_row(b, group, where.row, arrival, service);
       }
     }
     std::uint64_t group_floor = std::max(floor, b.activated + rcd);

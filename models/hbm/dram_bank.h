@@ -131,8 +131,15 @@ class PseudoChannelTimer {
     return {where.row, where.bank, static_cast<std::uint8_t>(group_of(where.first_burst)),
             static_cast<std::uint8_t>(std::min(where.bursts, bank_groups_))};
   }
-  // True if every bank of the span has its row open.
-  bool row_open(const DramRowSpan& span) const;
+  // True if every bank of the span has its row open. Inline: asked at every enqueue.
+  bool row_open(const DramRowSpan& span) const {
+    int group = span.first_group;
+    for (int i = 0; i < span.groups; ++i) {
+      if (bank(group, span.bank).open_row != static_cast<std::int64_t>(span.row)) return false;
+      if (++group == bank_groups_) group = 0;
+    }
+    return true;
+  }
   // Serves one entry decided at `now` that arrived at `arrival`; alu delays an update's writes
   // after its reads return.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,
@@ -152,8 +159,15 @@ class PseudoChannelTimer {
     std::uint64_t activated = 0;  // its open row's ACT: RD and WR follow by tRCD
     std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
   };
-  void refresh_until(std::uint64_t now);
-  void open_row(int bank_group, const DramLocation& where, std::uint64_t earliest,
+  // Inline: every entry asks, and few find a refresh due.
+  void refresh_until(std::uint64_t now) {
+    if (t_.refi != 0 && now >= next_refresh_) refresh(now);
+  }
+  // Refreshes due by `now` (at least one).
+  void refresh(std::uint64_t now);
+  // Opens `row` in bank b of `bank_group` (the caller has the bank at hand: finding it again costs
+  // an index computation per activation).
+  void open_row(Bank& b, int bank_group, std::uint64_t row, std::uint64_t earliest,
                 DramService& service);
   // Issues the entry's bursts in one direction, each at the earliest time every constraint allows
   // and no earlier than `earliest`, opening rows (no earlier than `arrival`) where they are not

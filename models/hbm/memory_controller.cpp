@@ -51,6 +51,50 @@ sc_core::sc_time to_time(Ticks ticks) {
   return sc_core::sc_time::from_value(ticks);
 }
 
+// A queue in one buffer used as a ring, its capacity a power of two grown by doubling: pushing,
+// popping and indexing are index arithmetic, and the policy's view of it is a stride and a mask.
+template <class T>
+class Ring {
+ public:
+  Ring() : slots_(8), mask_(7) {}
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](std::size_t i) { return slots_[(head_ + i) & mask_]; }
+  const T& operator[](std::size_t i) const { return slots_[(head_ + i) & mask_]; }
+  void push_back(const T& value) {
+    if (size_ == slots_.size()) grow();
+    slots_[(head_ + size_) & mask_] = value;
+    ++size_;
+  }
+  // Removes entry i, the others keeping their order; moves the shorter side, as a deque does.
+  void erase(std::size_t i) {
+    if (i < size_ / 2) {
+      for (std::size_t j = i; j > 0; --j) (*this)[j] = (*this)[j - 1];
+      head_ = (head_ + 1) & mask_;
+    } else {
+      for (std::size_t j = i + 1; j < size_; ++j) (*this)[j - 1] = (*this)[j];
+    }
+    --size_;
+  }
+  const T& slot0() const { return slots_.front(); }
+  std::size_t head() const { return head_; }
+  std::size_t mask() const { return mask_; }
+
+ private:
+  void grow() {
+    std::vector<T> grown(2 * slots_.size());
+    for (std::size_t i = 0; i < size_; ++i) grown[i] = (*this)[i];
+    slots_.swap(grown);
+    head_ = 0;
+    mask_ = slots_.size() - 1;
+  }
+
+  std::vector<T> slots_;
+  std::size_t mask_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
 }  // namespace
 
 struct MemoryController::Impl {
@@ -83,11 +127,15 @@ struct MemoryController::Impl {
     // close, so FR-FCFS reads a flag per entry instead of the banks' state.
     bool row_hit = false;
   };
+  // What the policy sees of a request, and beside it what the controller keeps of it.
+  struct Entry {
+    QueuedRequest request;
+    Ref ref;
+  };
   struct Channel {
-    std::deque<QueuedRequest> queue;  // what the policy sees, arrival order, <= queue_depth
-    std::deque<Ref> refs;             // parallel to queue
-    std::deque<std::pair<QueuedRequest, Ref>> waiting;  // back-pressured, arrival order
-    Ticks free_at = 0;                                  // data bus free from here on
+    Ring<Entry> queue;               // arrival order, <= queue_depth
+    std::deque<Entry> waiting;       // back-pressured, arrival order
+    Ticks free_at = 0;               // data bus free from here on
     std::optional<Ticks> retry_at;   // the policy declined and asked to be re-asked
     std::optional<Ticks> scheduled;  // the wake-up booked in `wakeups`, if any
     std::array<int, kTrafficClasses> occupancy{};
@@ -320,33 +368,32 @@ struct MemoryController::Impl {
     const Ref ref{&transaction, banked ? ch.timer->span(s.where) : DramRowSpan{}, sub,
                   is_write(transaction.op), transaction.traffic_class};
     if (ch.queue.size() < static_cast<std::size_t>(config.queue_depth)) {
-      enqueue(s.queue, request, ref, now);
+      enqueue(s.queue, {request, ref}, now);
     } else {
-      ch.waiting.emplace_back(request, ref);
+      ch.waiting.push_back({request, ref});
       ++backpressured;
     }
   }
 
-  void enqueue(int queue, const QueuedRequest& request, Ref ref, sc_core::sc_time now) {
+  void enqueue(int queue, Entry entry, sc_core::sc_time now) {
     Channel& ch = channels[static_cast<std::size_t>(queue)];
-    if (banked) ref.row_hit = ch.timer->row_open(ref.span);
-    ch.queue.push_back(request);
-    ch.refs.push_back(ref);
+    if (banked) entry.ref.row_hit = ch.timer->row_open(entry.ref.span);
+    ch.queue.push_back(entry);
+    const QueuedRequest& request = entry.request;
     if (is_write(request.op)) ++ch.writes[index(request.traffic_class)];
     change_occupancy(queue, request.traffic_class, +1, now);
   }
 
+  // The requests of a channel's queue as its policy reads them.
+  static QueueView view(const Ring<Entry>& queue) {
+    return QueueView(&queue.slot0().request, sizeof(Entry), queue.head(), queue.mask(),
+                     queue.size());
+  }
+
   void serve(int queue, std::size_t pick, sc_core::sc_time now) {
     Channel& ch = channels[static_cast<std::size_t>(queue)];
-    const QueuedRequest request = ch.queue[pick];
-    const Ref ref = ch.refs[pick];
-    if (pick == 0) {  // the common case (FCFS, or the oldest is the one picked)
-      ch.queue.pop_front();
-      ch.refs.pop_front();
-    } else {
-      ch.queue.erase(ch.queue.begin() + static_cast<std::ptrdiff_t>(pick));
-      ch.refs.erase(ch.refs.begin() + static_cast<std::ptrdiff_t>(pick));
-    }
+    const auto [request, ref] = ch.queue[pick];
+    ch.queue.erase(pick);
     if (is_write(request.op)) --ch.writes[index(request.traffic_class)];
     change_occupancy(queue, request.traffic_class, -1, now);
 
@@ -363,7 +410,8 @@ struct MemoryController::Impl {
       // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
       const bool refreshed = ch.timer->refreshes() != refreshes;
       if (service.row_misses > 0 || refreshed) {
-        for (Ref& queued : ch.refs) {
+        for (std::size_t i = 0; i < ch.queue.size(); ++i) {
+          Ref& queued = ch.queue[i].ref;
           if (refreshed || queued.span.bank == s.where.bank) {
             queued.row_hit = ch.timer->row_open(queued.span);
           }
@@ -417,9 +465,9 @@ struct MemoryController::Impl {
     }
 
     if (!ch.waiting.empty()) {  // the freed entry goes to the oldest back-pressured request
-      auto [waiting_request, waiting_ref] = ch.waiting.front();
+      const Entry waiting = ch.waiting.front();
       ch.waiting.pop_front();
-      enqueue(queue, waiting_request, waiting_ref, now);
+      enqueue(queue, waiting, now);
     }
   }
 
@@ -439,7 +487,7 @@ struct MemoryController::Impl {
   // those the oldest row hit (FR-FCFS) or the oldest.
   std::optional<std::size_t> choose(Channel& ch, sc_core::sc_time now) {
     const Admissible allowed =
-        ch.admits_everything ? Admissible{} : ch.policy->admissible(ch.queue, now);
+        ch.admits_everything ? Admissible{} : ch.policy->admissible(view(ch.queue), now);
     if (allowed.none()) return std::nullopt;
     // The drain counts the writes of the classes the policy admits: held-back writes do not
     // choose the bus direction, as held-back row hits do not (below).
@@ -462,8 +510,8 @@ struct MemoryController::Impl {
     std::size_t oldest[2] = {kNone, kNone}, hit[2] = {kNone, kNone};  // [write?]
     std::size_t held_hit[2] = {kNone, kNone};
     const bool held_hits = frfcfs && allowed.held_row_hits;
-    std::size_t i = 0;
-    for (const Ref& ref : ch.refs) {
+    for (std::size_t i = 0; i < ch.queue.size(); ++i) {
+      const Ref& ref = ch.queue[i].ref;
       const int w = ref.write ? 1 : 0;
       if (allowed.allows(ref.traffic_class)) {
         if (oldest[w] == kNone) oldest[w] = i;
@@ -472,7 +520,6 @@ struct MemoryController::Impl {
       } else if (held_hits && held_hit[w] == kNone && ref.row_hit) {
         held_hit[w] = i;
       }
-      ++i;
     }
     // Held-back row hits never choose the direction: a bus turnaround for them would cost the
     // admitted traffic tWTR or the read-to-write gap, where a hit in the current direction costs
@@ -500,7 +547,7 @@ struct MemoryController::Impl {
   // Asks every watcher (bind order, up to the first refusal) whether queue entry `pick` of
   // channel k may be served now.
   bool admitted(int k, std::size_t pick) {
-    const Ref& ref = channels[static_cast<std::size_t>(k)].refs[pick];
+    const Ref& ref = channels[static_cast<std::size_t>(k)].queue[pick].ref;
     const Transaction& transaction = *ref.transaction;
     if (!watched(transaction)) return true;
     const AppliedAccess access = applied_access(transaction, transaction.subs[ref.sub]);
@@ -563,7 +610,7 @@ struct MemoryController::Impl {
     if (ch.scheduled && *ch.scheduled <= ticks) ch.scheduled.reset();  // its wake-up has come
     while (ch.free_at <= ticks && !ch.queue.empty()) {
       const std::optional<std::size_t> pick =
-          banked ? choose(ch, now) : ch.policy->pick(ch.queue, now);
+          banked ? choose(ch, now) : ch.policy->pick(view(ch.queue), now);
       if (!pick) {
         const sc_core::sc_time retry = ch.policy->retry_after();
         if (retry > sc_core::SC_ZERO_TIME) ch.retry_at = ticks + retry.value();

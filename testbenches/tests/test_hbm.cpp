@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -387,15 +388,15 @@ TEST_CASE("HBM policies pick by their definition", "[hbm][arbitration]") {
   auto request = [](std::uint64_t sequence, TrafficClass cls) {
     return QueuedRequest{sequence, SC_ZERO_TIME, Op::Read, cls, 64};
   };
-  const std::deque<QueuedRequest> queue = {request(3, TrafficClass::Communication),
-                                           request(4, TrafficClass::Compute),
-                                           request(5, TrafficClass::Compute)};
+  const std::vector<QueuedRequest> queue = {request(3, TrafficClass::Communication),
+                                            request(4, TrafficClass::Compute),
+                                            request(5, TrafficClass::Compute)};
   FcfsPolicy fcfs;
   CHECK(fcfs.pick(queue, SC_ZERO_TIME) == std::optional<std::size_t>(0));
   PriorityPolicy compute_first(TrafficClass::Compute);
   CHECK(compute_first.pick(queue, SC_ZERO_TIME) == std::optional<std::size_t>(1));
-  const std::deque<QueuedRequest> only_communication = {request(1, TrafficClass::Communication),
-                                                        request(2, TrafficClass::Communication)};
+  const std::vector<QueuedRequest> only_communication = {request(1, TrafficClass::Communication),
+                                                         request(2, TrafficClass::Communication)};
   CHECK(compute_first.pick(only_communication, SC_ZERO_TIME) == std::optional<std::size_t>(0));
 
   HbmConfig config = simple_hbm();
@@ -406,6 +407,34 @@ TEST_CASE("HBM policies pick by their definition", "[hbm][arbitration]") {
   CHECK(policy->pick(queue, SC_ZERO_TIME) == std::optional<std::size_t>(0));
   config.arbitration = Arbitration::Mca;
   CHECK(std::string(make_policy(config)->name()) == "mca");
+}
+
+// The controller keeps each request beside its own bookkeeping in a ring: a view that strides
+// over those entries and wraps must read the requests in arrival order, as a vector of them does.
+TEST_CASE("HBM policies see a wrapped ring of entries as its requests in order",
+          "[hbm][arbitration]") {
+  struct Entry {
+    QueuedRequest request;
+    std::uint64_t controller_state;
+  };
+  auto request = [](std::uint64_t sequence, TrafficClass cls) {
+    return QueuedRequest{sequence, SC_ZERO_TIME, Op::Read, cls, 64};
+  };
+  const std::vector<QueuedRequest> in_order = {request(7, TrafficClass::Communication),
+                                               request(8, TrafficClass::Communication),
+                                               request(9, TrafficClass::Compute)};
+  // Four slots, the oldest in the last: the requests sit at slots 3, 0, 1.
+  std::array<Entry, 4> slots{};
+  for (std::size_t i = 0; i < in_order.size(); ++i) slots[(3 + i) & 3] = {in_order[i], ~i};
+  const QueueView ring(&slots[0].request, sizeof(Entry), 3, 3, in_order.size());
+  REQUIRE(ring.size() == 3);
+  for (std::size_t i = 0; i < in_order.size(); ++i) CHECK(ring[i].sequence == 7 + i);
+
+  PriorityPolicy compute_first(TrafficClass::Compute);
+  CHECK(compute_first.pick(ring, SC_ZERO_TIME) == std::optional<std::size_t>(2));
+  const Admissible allowed = compute_first.admissible(ring, SC_ZERO_TIME);
+  CHECK(allowed.compute);
+  CHECK_FALSE(allowed.communication);
 }
 
 TEST_CASE("HBM queue occupancy statistics match a hand-computed case", "[hbm]") {

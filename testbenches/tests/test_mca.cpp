@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <numeric>
 #include <optional>
@@ -52,7 +51,7 @@ McaConfig rules_alone() {
 using Pick = std::optional<std::size_t>;
 
 // Asks the policy at `now`; if it picks, removes the pick from the queue as the controller does.
-Pick serve(McaPolicy& policy, std::deque<QueuedRequest>& queue, double now_ns) {
+Pick serve(McaPolicy& policy, std::vector<QueuedRequest>& queue, double now_ns) {
   const Pick pick = policy.pick(queue, ns(now_ns));
   if (pick) queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(*pick));
   return pick;
@@ -65,7 +64,7 @@ TEST_CASE("MCA serves compute before older communication while the gate is shut"
   {
     config.threshold = 1;
     McaPolicy policy(config);
-    std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
+    std::vector<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
     // Communication has waited 100 ns < starvation_ns: the oldest compute request goes first.
     CHECK(serve(policy, queue, 100) == Pick(1));
     CHECK(serve(policy, queue, 110) == Pick(1));  // then the next compute request
@@ -80,7 +79,7 @@ TEST_CASE("MCA picks the oldest by arrival when arrivals are not in sequence ord
   config.threshold = 1;
   McaPolicy policy(config);
   // In order at first: the first request of each class is its oldest.
-  std::deque<QueuedRequest> queue = {compute(0, 10), compute(1, 20)};
+  std::vector<QueuedRequest> queue = {compute(0, 10), compute(1, 20)};
   CHECK(serve(policy, queue, 30) == Pick(0));
   // A request arrives earlier than one seen before it (a queue built by another controller):
   // from now on age is compared, not position.
@@ -97,7 +96,7 @@ TEST_CASE("MCA finds each class's oldest request wherever it is queued", "[mca]"
   config.threshold = 1;
   McaPolicy policy(config);
   std::uint64_t sequence = 0;
-  std::deque<QueuedRequest> queue;
+  std::vector<QueuedRequest> queue;
   // Ten communication requests, then compute behind them (a queue MCA has let fill up).
   for (int k = 0; k < 10; ++k) queue.push_back(communication(sequence++, k));
   queue.push_back(compute(sequence++, 10));
@@ -125,7 +124,7 @@ TEST_CASE("MCA holds communication back while compute occupancy is at the thresh
   McaPolicy policy(config);
 
   // One compute request queued: 1 < 2, the gate is open and the oldest goes (communication).
-  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10)};
+  std::vector<QueuedRequest> queue = {communication(0, 0), compute(1, 10)};
   CHECK(policy.pick(queue, ns(20)) == Pick(0));
   // Two compute requests queued: 2 >= 2, compute first although communication is older.
   queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
@@ -149,7 +148,7 @@ TEST_CASE("MCA opens the gate once as many communication requests wait as the th
   config.starvation_ns = 1e6;  // out of reach: only the gate decides
   McaPolicy policy(config);
   // Two compute requests and one older communication request: 1 < 2 waits, the gate is shut.
-  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
+  std::vector<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
   CHECK_FALSE(policy.admissible(queue, ns(30)).communication);
   CHECK(policy.pick(queue, ns(30)) == Pick(1));
   // A second communication request: communication has fallen behind, so the gate opens and the
@@ -174,7 +173,7 @@ TEST_CASE("MCA does not hold communication back while an urgent request waits", 
     urgent.urgent = true;
     // Compute at the threshold and one communication request (below it): the gate would be shut,
     // but the request's DMA engine waits on it.
-    std::deque<QueuedRequest> queue = {urgent, compute(1, 10), compute(2, 20)};
+    std::vector<QueuedRequest> queue = {urgent, compute(1, 10), compute(2, 20)};
     CHECK(policy.admissible(queue, ns(30)).communication == release);
     CHECK(serve(policy, queue, 30) == Pick(release ? 0 : 1));
     CHECK(policy.stats().urgent_releases == (release ? 2u : 0u));
@@ -183,7 +182,7 @@ TEST_CASE("MCA does not hold communication back while an urgent request waits", 
   // A request that is not urgent leaves the gate shut.
   config.release_urgent = true;
   McaPolicy strict(config);
-  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
+  std::vector<QueuedRequest> queue = {communication(0, 0), compute(1, 10), compute(2, 20)};
   CHECK_FALSE(strict.admissible(queue, ns(30)).communication);
   CHECK(strict.stats().urgent_releases == 0);
 }
@@ -193,7 +192,7 @@ TEST_CASE("MCA admits classes to the bank scheduler by the same rule", "[mca]") 
   config.threshold = 2;
   config.starvation_ns = 1000;
   McaPolicy policy(config);
-  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 10)};
+  std::vector<QueuedRequest> queue = {communication(0, 0), compute(1, 10)};
   Admissible open = policy.admissible(queue, ns(20));
   CHECK(open.compute);
   CHECK(open.communication);
@@ -224,7 +223,7 @@ TEST_CASE("MCA starvation limit serves each communication request deferred that 
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
-  std::deque<QueuedRequest> queue = {communication(0, 0), communication(1, 50), compute(2, 1000)};
+  std::vector<QueuedRequest> queue = {communication(0, 0), communication(1, 50), compute(2, 1000)};
   // First pick at 1000: both communication requests are older than every compute request, so
   // both are deferred from now (not from their arrival); the gate is shut (1 compute >= 1).
   CHECK(serve(policy, queue, 1000) == Pick(2));
@@ -248,8 +247,8 @@ TEST_CASE("MCA defers communication only once no older compute request is queued
   config.threshold = 1;
   config.starvation_ns = 2000;
   McaPolicy policy(config);
-  std::deque<QueuedRequest> queue = {compute(0, 0), communication(1, 10), compute(2, 20),
-                                     compute(3, 30)};
+  std::vector<QueuedRequest> queue = {compute(0, 0), communication(1, 10), compute(2, 20),
+                                      compute(3, 30)};
   // Compute 0 is older: arrival order would serve it first too, so communication 1's clock has
   // not started (a limit counted from arrival would already have run out at 2050).
   CHECK(serve(policy, queue, 100) == Pick(0));
@@ -271,7 +270,7 @@ TEST_CASE("MCA derives its threshold from the first window's compute occupancy",
     McaPolicy policy(config);
     // First compute arrival t0 = 500; the first window is [500, 1500). Picks in it see 3, 4 and
     // 4 compute requests queued: mean 11/3, threshold 4.
-    std::deque<QueuedRequest> queue = {compute(0, 500), compute(1, 500), compute(2, 500)};
+    std::vector<QueuedRequest> queue = {compute(0, 500), compute(1, 500), compute(2, 500)};
     CHECK(policy.pick(queue, ns(500)) == Pick(0));
     queue = {compute(0, 500), compute(1, 500), compute(2, 500), compute(3, 600)};
     CHECK(policy.pick(queue, ns(600)) == Pick(0));
@@ -296,7 +295,7 @@ TEST_CASE("MCA derives its threshold from the first window's compute occupancy",
 
   SECTION("a light first stage gives the minimum threshold of 1") {
     McaPolicy policy(config);
-    std::deque<QueuedRequest> queue = {compute(0, 500)};
+    std::vector<QueuedRequest> queue = {compute(0, 500)};
     CHECK(policy.pick(queue, ns(500)) == Pick(0));
     queue = {communication(1, 600)};
     CHECK(policy.pick(queue, ns(600)) == Pick(0));  // mean so far (1 + 0) / 2
@@ -307,7 +306,7 @@ TEST_CASE("MCA derives its threshold from the first window's compute occupancy",
 
   SECTION("no compute at all: communication is never held back") {
     McaPolicy policy(config);
-    std::deque<QueuedRequest> queue = {communication(0, 0), communication(1, 10)};
+    std::vector<QueuedRequest> queue = {communication(0, 0), communication(1, 10)};
     CHECK(serve(policy, queue, 1e5) == Pick(0));
     CHECK(serve(policy, queue, 2e5) == Pick(0));
     CHECK(policy.stats().threshold == 0);
@@ -329,11 +328,11 @@ TEST_CASE("MCA honours an explicit threshold", "[mca]") {
   CHECK_FALSE(policy->stats().derived);
 
   // Two compute requests queued from the first pick on: held back at once.
-  std::deque<QueuedRequest> queue = {communication(0, 0), compute(1, 0), compute(2, 0)};
+  std::vector<QueuedRequest> queue = {communication(0, 0), compute(1, 0), compute(2, 0)};
   CHECK(policy->pick(queue, ns(0)) == Pick(1));
   // Many picks over more than a window do not change an explicit threshold.
   for (int i = 0; i < 50; ++i) {
-    std::deque<QueuedRequest> busy = {compute(3, 2000), compute(4, 2000), compute(5, 2000)};
+    std::vector<QueuedRequest> busy = {compute(3, 2000), compute(4, 2000), compute(5, 2000)};
     policy->pick(busy, ns(2000 + 10.0 * i));
   }
   CHECK(policy->stats().threshold == hbm.mca.threshold);
