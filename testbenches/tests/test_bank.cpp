@@ -291,27 +291,37 @@ TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latenc
 
 namespace {
 
+// One read per entry: where, when and for which traffic class.
+struct TimedRead {
+  std::uint64_t offset;
+  double at_ns;
+  TrafficClass traffic_class;
+};
+
+// The order in which `reads` complete (indices into it); the first reads 256 bytes, so the others
+// queue while it is served.
+std::vector<int> completion_order(const HbmConfig& config, const std::vector<TimedRead>& reads) {
+  Bench bench("bench", config);
+  std::vector<int> order;
+  for (int k = 0; k < static_cast<int>(reads.size()); ++k) {
+    Bench::thread([&, k] {
+      const TimedRead& r = reads[static_cast<std::size_t>(k)];
+      bench.access(Op::Read, r.offset, k == 0 ? 256 : 32, ns(r.at_ns), nullptr, r.traffic_class);
+      order.push_back(k);
+    });
+  }
+  sc_core::sc_start();
+  return order;
+}
+
 // Completion order of: a read opening row 0 of bank 0 (t=0), a conflict in that bank (t=1) and a
-// hit to row 0 (t=2); the last two wait while the first is served.
+// hit to row 0 (t=2, granule 4: a later column of row 0, bank 0).
 std::vector<int> hit_order(BankScheduler scheduler) {
   HbmConfig config = one_pseudo_channel();
   config.bank.scheduler = scheduler;
-  Bench bench("bench", config);
-  std::vector<int> order;
-  Bench::thread([&] {
-    bench.access(Op::Read, 0, 256);
-    order.push_back(0);
-  });
-  Bench::thread([&] {
-    bench.access(Op::Read, kBankSpan, 32, ns(1));
-    order.push_back(1);
-  });
-  Bench::thread([&] {
-    bench.access(Op::Read, 256 * 4, 32, ns(2));  // granule 4: a later column of row 0, bank 0
-    order.push_back(2);
-  });
-  sc_core::sc_start();
-  return order;
+  return completion_order(config, {{0, 0, TrafficClass::Compute},
+                                   {kBankSpan, 1, TrafficClass::Compute},
+                                   {256 * 4, 2, TrafficClass::Compute}});
 }
 
 }  // namespace
@@ -337,26 +347,27 @@ std::vector<int> mca_order(bool row_hits_first) {
   config.mca.threshold = 2;
   config.mca.starvation_ns = 1e6;
   config.mca.row_hits_first = row_hits_first;
-  Bench bench("bench", config);
-  std::vector<int> order;
-  const struct {
-    std::uint64_t offset;
-    double at_ns;
-    TrafficClass traffic_class;
-  } accesses[] = {{0, 0, TrafficClass::Compute},
-                  {256 * 4, 1, TrafficClass::Communication},
-                  {256 * 8, 2, TrafficClass::Compute},
-                  {kBankSpan, 3, TrafficClass::Compute},
-                  {2 * kBankSpan + kRowSpan, 4, TrafficClass::Compute}};
-  for (int k = 0; k < 5; ++k) {
-    Bench::thread([&, k] {
-      const auto& a = accesses[k];
-      bench.access(Op::Read, a.offset, k == 0 ? 256 : 32, ns(a.at_ns), nullptr, a.traffic_class);
-      order.push_back(k);
-    });
-  }
-  sc_core::sc_start();
-  return order;
+  return completion_order(config, {{0, 0, TrafficClass::Compute},
+                                   {256 * 4, 1, TrafficClass::Communication},
+                                   {256 * 8, 2, TrafficClass::Compute},
+                                   {kBankSpan, 3, TrafficClass::Compute},
+                                   {2 * kBankSpan + kRowSpan, 4, TrafficClass::Compute}});
+}
+
+// Completion order of: a compute read opening row 0 of bank 0 (t=0), a communication conflict in
+// that bank (t=1) and two compute hits to row 0 (t=2, t=3). Under MCA (threshold 2, limit 1 ns)
+// the first pick after the opening read has the gate shut and serves a hit; by the next the
+// communication request, older than every compute request queued, has been deferred past the
+// limit.
+std::vector<int> starved_order(Arbitration arbitration) {
+  HbmConfig config = one_pseudo_channel();
+  config.arbitration = arbitration;
+  config.mca.threshold = 2;
+  config.mca.starvation_ns = 1;
+  return completion_order(config, {{0, 0, TrafficClass::Compute},
+                                   {kBankSpan, 1, TrafficClass::Communication},
+                                   {256 * 4, 2, TrafficClass::Compute},
+                                   {256 * 8, 3, TrafficClass::Compute}});
 }
 
 }  // namespace
@@ -371,41 +382,6 @@ TEST_CASE("Bank MCA without row_hits_first holds every communication request bac
   // After the conflict one compute request is left, below the threshold: the gate opens.
   CHECK(mca_order(false) == std::vector<int>{0, 2, 3, 1, 4});
 }
-
-namespace {
-
-// Completion order of: a compute read opening row 0 of bank 0 (t=0), a communication conflict in
-// that bank (t=1) and two compute hits to row 0 (t=2, t=3). Under MCA (threshold 2, limit 1 ns)
-// the first pick after the opening read has the gate shut and serves a hit; by the next the
-// communication request, older than every compute request queued, has been deferred past the
-// limit.
-std::vector<int> starved_order(Arbitration arbitration) {
-  HbmConfig config = one_pseudo_channel();
-  config.arbitration = arbitration;
-  config.mca.threshold = 2;
-  config.mca.starvation_ns = 1;
-  Bench bench("bench", config);
-  std::vector<int> order;
-  const struct {
-    std::uint64_t offset;
-    double at_ns;
-    TrafficClass traffic_class;
-  } accesses[] = {{0, 0, TrafficClass::Compute},
-                  {kBankSpan, 1, TrafficClass::Communication},
-                  {256 * 4, 2, TrafficClass::Compute},
-                  {256 * 8, 3, TrafficClass::Compute}};
-  for (int k = 0; k < 4; ++k) {
-    Bench::thread([&, k] {
-      const auto& a = accesses[k];
-      bench.access(Op::Read, a.offset, k == 0 ? 256 : 32, ns(a.at_ns), nullptr, a.traffic_class);
-      order.push_back(k);
-    });
-  }
-  sc_core::sc_start();
-  return order;
-}
-
-}  // namespace
 
 TEST_CASE("Bank MCA: a starved request opens the gate, FR-FCFS still orders it after row hits",
           "[bank][scheduler][mca]") {
