@@ -21,6 +21,25 @@ double ns(sc_core::sc_time time) {
   return time.to_seconds() * 1e9;
 }
 
+// MCA's decisions summed over every GPU's channels (null unless the arbitration is MCA), so a
+// result says whether the gate acted at all (docs/t3.md, "Where MCA matters").
+nlohmann::json mca_decisions(const TpGroup& group) {
+  nlohmann::json sum = nlohmann::json::object();
+  for (int g = 0; g < group.gpus(); ++g) {
+    const nlohmann::json memory = group.gpu(g).memory.report();
+    if (!memory.contains("mca")) return nullptr;
+    const nlohmann::json& mca = memory["mca"];
+    for (const char* key : {"held_back", "starvation_overrides", "urgent_releases"}) {
+      sum[key] = sum.value(key, std::uint64_t{0}) + mca[key].get<std::uint64_t>();
+    }
+    const auto low = mca["threshold_min"].get<std::int64_t>();
+    const auto high = mca["threshold_max"].get<std::int64_t>();
+    sum["threshold_min"] = g == 0 ? low : std::min(sum["threshold_min"].get<std::int64_t>(), low);
+    sum["threshold_max"] = g == 0 ? high : std::max(sum["threshold_max"].get<std::int64_t>(), high);
+  }
+  return sum;
+}
+
 }  // namespace
 
 TrafficCounters TrafficCounters::operator*(std::uint64_t factor) const {
@@ -246,22 +265,7 @@ nlohmann::json ScenarioRun::queue_statistics() const {
     opened += memory.row_hits + memory.row_misses;
   }
   if (opened > 0) queue["row_hit_rate"] = static_cast<double>(hits) / static_cast<double>(opened);
-  // MCA: how often each of its rules decided, summed over every GPU's channels, so a result says
-  // whether the gate acted at all (docs/t3.md, "Where MCA matters").
-  for (int g = 0; g < group_->gpus(); ++g) {
-    const nlohmann::json memory = group_->gpu(g).memory.report();
-    if (!memory.contains("mca")) break;
-    const nlohmann::json& mca = memory["mca"];
-    if (g == 0) queue["mca"] = nlohmann::json::object();
-    nlohmann::json& sum = queue["mca"];
-    for (const char* key : {"held_back", "starvation_overrides", "urgent_releases"}) {
-      sum[key] = sum.value(key, std::uint64_t{0}) + mca[key].get<std::uint64_t>();
-    }
-    const auto low = mca["threshold_min"].get<std::int64_t>();
-    const auto high = mca["threshold_max"].get<std::int64_t>();
-    sum["threshold_min"] = g == 0 ? low : std::min(sum["threshold_min"].get<std::int64_t>(), low);
-    sum["threshold_max"] = g == 0 ? high : std::max(sum["threshold_max"].get<std::int64_t>(), high);
-  }
+  if (nlohmann::json mca = mca_decisions(*group_); !mca.is_null()) queue["mca"] = std::move(mca);
   return queue;
 }
 
