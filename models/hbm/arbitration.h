@@ -138,7 +138,7 @@ struct McaStats {
 //     it would without MCA (it is the oldest, so it goes after the row hits of the drain's
 //     direction). Forcing it ahead of those cost compute an activation and a bus turnaround per
 //     override, which at low bandwidth, where queues outlast the limit, made the GEMM slower than
-//     under t3 (docs/t3.md, fix 9). The limit bounds the delay MCA adds, not a
+//     under t3 (docs/t3.md, "MCA"). The limit bounds the delay MCA adds, not a
 //     request's queueing (at low bandwidth a queue alone can take longer than the limit, and
 //     counting that would give communication priority over compute), nor communication's
 //     throughput (one request per limit while the gate stays shut would starve a ring).

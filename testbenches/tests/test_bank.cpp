@@ -385,7 +385,7 @@ TEST_CASE("Bank MCA without row_hits_first holds every communication request bac
 
 TEST_CASE("Bank MCA: a starved request opens the gate, FR-FCFS still orders it after row hits",
           "[bank][scheduler][mca]") {
-  // Forced ahead of everything (the rule before fix 9) it would go before the second hit:
+  // Forced ahead of everything (the earlier starvation rule) it would go before the second hit:
   // {0, 2, 1, 3}, an activation and a precharge in compute's way.
   CHECK(starved_order(Arbitration::Mca) == std::vector<int>{0, 2, 3, 1});
 }
