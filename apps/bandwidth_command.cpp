@@ -9,6 +9,7 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "config/suggestion.h"
 #include "models/system/tp_group.h"
 #include "testbenches/traffic_generator.h"
 
@@ -117,8 +118,8 @@ TrafficPattern characterisation(const std::string& name, const SystemConfig& con
     };
   } else if (name != "read") {
     throw UsageError("--pattern: '" + name +
-                     "' is not one of read, write, copy, mix, random, "
-                     "update");
+                     "' is not one of read, write, copy, mix, random, update" +
+                     did_you_mean(name, {"read", "write", "copy", "mix", "random", "update"}));
   }
   return p;
 }

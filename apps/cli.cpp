@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "config/config_io.h"
+#include "config/suggestion.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3::cli {
@@ -36,6 +37,18 @@ SystemConfig system_from(const po::variables_map& options) {
   return config;
 }
 
+namespace {
+
+// " (did you mean '--x'?)" for an option `given` ("--scenaro") near one `description` holds.
+std::string option_suggestion(const std::string& given,
+                              const po::options_description& description) {
+  std::vector<std::string> names;
+  for (const auto& option : description.options()) names.push_back("--" + option->long_name());
+  return did_you_mean(given, names);
+}
+
+}  // namespace
+
 po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& description) {
   po::variables_map options;
@@ -50,6 +63,8 @@ po::variables_map parse(const std::vector<std::string>& args,
     }
     po::store(parsed, options);
     po::notify(options);
+  } catch (const po::unknown_option& error) {
+    throw UsageError(error.what() + option_suggestion(error.get_option_name(), description));
   } catch (const po::error& error) {
     throw UsageError(error.what());
   }

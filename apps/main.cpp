@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "apps/cli.h"
+#include "config/suggestion.h"
 #include "config/system_config.h"
 #include "models/system/stall_error.h"
 
@@ -68,7 +69,9 @@ int dispatch(const std::vector<std::string>& words) {
     std::cout << kUsage;
     return 0;
   }
-  throw t3::cli::UsageError("unknown command '" + command + "'");
+  std::vector<std::string> names;
+  for (const auto& [name, run] : commands()) names.push_back(name);
+  throw t3::cli::UsageError("unknown command '" + command + "'" + t3::did_you_mean(command, names));
 }
 
 // Where a usage error sends the reader: the command's own help if the command is known (a wall
