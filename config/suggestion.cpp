@@ -28,7 +28,7 @@ std::vector<std::string> nearest_names(const std::string& given,
                                        const std::vector<std::string>& candidates) {
   const std::size_t allowed =
       std::min(std::max<std::size_t>(2, given.size() / 3), given.empty() ? 0 : given.size() - 1);
-  std::size_t best = allowed + 1;
+  std::size_t best = allowed;  // the largest distance still taken
   std::vector<std::string> nearest;
   for (const std::string& candidate : candidates) {
     if (candidate == given) continue;
