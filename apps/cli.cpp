@@ -10,14 +10,16 @@
 
 namespace t3::cli {
 
-po::options_description system_options() {
+po::options_description system_options(bool with_tp) {
   po::options_description options("System");
   options.add_options()("system", po::value<std::string>()->default_value("t3-paper"),
-                        "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8)")(
-      "tp", po::value<int>(), "GPUs in the tensor-parallel group (sets gpus)")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "override one parameter, path=value (repeatable), e.g. --set hbm.channels=16")(
-      "help,h", "show this help");
+                        "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8)");
+  if (with_tp) {
+    options.add_options()("tp", po::value<int>(), "GPUs in the tensor-parallel group (sets gpus)");
+  }
+  options.add_options()("set", po::value<std::vector<std::string>>()->composing(),
+                        "override one parameter, path=value (repeatable), e.g. --set "
+                        "hbm.channels=16")("help,h", "show this help");
   return options;
 }
 
