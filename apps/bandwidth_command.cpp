@@ -9,6 +9,7 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "config/suggestion.h"
 #include "models/system/tp_group.h"
 #include "testbenches/traffic_generator.h"
 
@@ -117,8 +118,8 @@ TrafficPattern characterisation(const std::string& name, const SystemConfig& con
     };
   } else if (name != "read") {
     throw UsageError("--pattern: '" + name +
-                     "' is not one of read, write, copy, mix, random, "
-                     "update");
+                     "' is not one of read, write, copy, mix, random, update" +
+                     did_you_mean(name, {"read", "write", "copy", "mix", "random", "update"}));
   }
   return p;
 }
@@ -195,7 +196,11 @@ int bandwidth_command(const std::vector<std::string>& args) {
       "with --pattern: bytes per access (default 65536, random 4096)");
   const auto values = parse(args, options);
   if (values.count("help")) {
-    std::cout << "usage: t3sim bandwidth [OPTIONS]\n" << options;
+    std::cout
+        << "usage: t3sim bandwidth [OPTIONS]\nStreams traffic through GPU 0's HBM and (with 2 GPUs "
+           "or more) to GPU 1's HBM across\nthe link, and sets each measured rate beside "
+           "the configured one; with --pattern,\ncharacterises GPU 0's HBM alone.\n"
+        << options;
     return 0;
   }
   const SystemConfig config = system_from(values);

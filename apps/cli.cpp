@@ -5,18 +5,21 @@
 #include <fstream>
 
 #include "config/config_io.h"
+#include "config/suggestion.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3::cli {
 
-po::options_description system_options() {
+po::options_description system_options(bool with_tp) {
   po::options_description options("System");
   options.add_options()("system", po::value<std::string>()->default_value("t3-paper"),
-                        "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8)")(
-      "tp", po::value<int>(), "GPUs in the tensor-parallel group (sets gpus)")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "override one parameter, path=value (repeatable), e.g. --set hbm.channels=16")(
-      "help,h", "show this help");
+                        "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8)");
+  if (with_tp) {
+    options.add_options()("tp", po::value<int>(), "GPUs in the tensor-parallel group (sets gpus)");
+  }
+  options.add_options()("set", po::value<std::vector<std::string>>()->composing(),
+                        "override one parameter, path=value (repeatable), e.g. --set "
+                        "hbm.channels=16")("help,h", "show this help");
   return options;
 }
 
@@ -36,6 +39,18 @@ SystemConfig system_from(const po::variables_map& options) {
   return config;
 }
 
+namespace {
+
+// " (did you mean '--x'?)" for an option `given` ("--scenaro") near one `description` holds.
+std::string option_suggestion(const std::string& given,
+                              const po::options_description& description) {
+  std::vector<std::string> names;
+  for (const auto& option : description.options()) names.push_back("--" + option->long_name());
+  return did_you_mean(given, names);
+}
+
+}  // namespace
+
 po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& description) {
   po::variables_map options;
@@ -50,6 +65,8 @@ po::variables_map parse(const std::vector<std::string>& args,
     }
     po::store(parsed, options);
     po::notify(options);
+  } catch (const po::unknown_option& error) {
+    throw UsageError(error.what() + option_suggestion(error.get_option_name(), description));
   } catch (const po::error& error) {
     throw UsageError(error.what());
   }

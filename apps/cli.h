@@ -20,8 +20,9 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// --system, --tp, --set and --help, shared by every command that builds a system.
-po::options_description system_options();
+// --system, --tp, --set and --help, shared by every command that builds a system; without --tp
+// for a command that takes its group sizes from elsewhere (a sweep's suite).
+po::options_description system_options(bool with_tp = true);
 // Loads --system, applies --tp then every --set in order, and validates.
 SystemConfig system_from(const po::variables_map& options);
 

@@ -11,7 +11,10 @@ int config_command(const std::vector<std::string>& args) {
   options.add_options()("table", "print every parameter with unit, default and range (Markdown)");
   const auto values = parse(args, options);
   if (values.count("help")) {
-    std::cout << "usage: t3sim config [OPTIONS]\n" << options;
+    std::cout << "usage: t3sim config [OPTIONS]\nPrints the effective configuration as JSON "
+                 "(--system with --tp and every --set\napplied), or with --table every parameter "
+                 "with its unit, default and range.\n"
+              << options;
     return 0;
   }
   const SystemConfig config = system_from(values);

@@ -58,7 +58,10 @@ int gemm_command(const std::vector<std::string>& args) {
   options.add(workload_options());
   const auto values = parse(args, options);
   if (values.count("help")) {
-    std::cout << "usage: t3sim gemm [OPTIONS]\n" << options;
+    std::cout << "usage: t3sim gemm [OPTIONS]\nRuns one sublayer's GEMM alone (no collective) on "
+                 "every GPU of the group and reports\nits kernel time, throughput, DRAM traffic "
+                 "and L2 hit rate.\n"
+              << options;
     return 0;
   }
   const SystemConfig config = workload_system(values);

@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "apps/cli.h"
+#include "config/suggestion.h"
 #include "config/system_config.h"
 #include "models/system/stall_error.h"
 
@@ -22,8 +23,10 @@ const char* kUsage =
     "\n"
     "commands:\n"
     "  run         one sublayer under one scenario (sequential, t3, t3-mca, ideal,\n"
-    "              ideal-rs-nmc, slicing, commfuse) on every GPU of the group\n"
-    "  compare     every scenario for one sublayer, side by side (the default job)\n"
+    "              ideal-rs-nmc, slicing, commfuse) on the group: every GPU simulated, or\n"
+    "              GPU 0 standing for all with --set sim.symmetry=rotational\n"
+    "  compare     every scenario for one sublayer, side by side, sequential always among\n"
+    "              them (the default job)\n"
     "  sweep       a suite of sublayers and scenarios (--suite paper) in parallel processes\n"
     "  model       a whole model: one transformer layer kernel by kernel, its time by kernel\n"
     "              class and each scenario's end-to-end speedup (--model, --tp, --phase)\n"
@@ -68,7 +71,9 @@ int dispatch(const std::vector<std::string>& words) {
     std::cout << kUsage;
     return 0;
   }
-  throw t3::cli::UsageError("unknown command '" + command + "'");
+  std::vector<std::string> names;
+  for (const auto& [name, run] : commands()) names.push_back(name);
+  throw t3::cli::UsageError("unknown command '" + command + "'" + t3::did_you_mean(command, names));
 }
 
 // Where a usage error sends the reader: the command's own help if the command is known (a wall

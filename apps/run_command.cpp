@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "apps/cli.h"
@@ -26,7 +27,8 @@ po::options_description scenario_options(bool single) {
   }
   if (!single) {
     options.add_options()("scenarios", po::value<std::string>()->default_value("all"),
-                          "comma-separated scenarios to run (sequential is always run); all: "
+                          "comma-separated scenarios to run (sequential is always run too, "
+                          "as the speedups' reference); all: "
                           "the paper's five (add slicing, commfuse by name), or for sublayer "
                           "fc1-ag sequential and commfuse-ag");
   }
@@ -53,6 +55,17 @@ std::vector<Scenario> scenarios_of(const po::variables_map& values, Sublayer sub
   const std::string list = values["scenarios"].as<std::string>();
   if (list == "all" && gathers_input(sublayer)) return {Scenario::Sequential, Scenario::CommFuseAg};
   return parse_scenarios(list);
+}
+
+// Whether compare runs sequential without --scenarios naming it ("all" names it).
+bool sequential_added(const po::variables_map& values) {
+  const std::string list = values["scenarios"].as<std::string>();
+  if (list == "all") return false;
+  std::stringstream names(list);
+  for (std::string name; std::getline(names, name, ',');) {
+    if (name == "sequential") return false;
+  }
+  return true;
 }
 
 int jobs_of(const po::variables_map& values) {
@@ -157,9 +170,10 @@ int run_command(const std::vector<std::string>& args) {
   options.add(workload_options()).add(scenario_options(true));
   const auto values = parse(args, options);
   if (values.count("help")) {
-    std::cout << "usage: t3sim run [OPTIONS]\nRuns one sublayer under one scenario on every GPU "
-                 "of the group and reports its time,\nphases, data movement and speedup over "
-                 "sequential.\n"
+    std::cout << "usage: t3sim run [OPTIONS]\nRuns one sublayer under one scenario on the group "
+                 "(every GPU simulated, or GPU 0\nstanding for all with --set "
+                 "sim.symmetry=rotational) and reports its time, phases,\ndata movement and "
+                 "speedup over sequential.\n"
               << options;
     return 0;
   }
@@ -184,8 +198,9 @@ int compare_command(const std::vector<std::string>& args) {
   options.add(workload_options()).add(scenario_options(false));
   const auto values = parse(args, options);
   if (values.count("help")) {
-    std::cout << "usage: t3sim compare [OPTIONS]\nRuns one sublayer under every scenario and "
-                 "prints them side by side.\n"
+    std::cout << "usage: t3sim compare [OPTIONS]\nRuns one sublayer under every scenario "
+                 "--scenarios names and prints them side by side;\nsequential always runs too "
+                 "(named or not), since every speedup is measured against it.\n"
               << options;
     return 0;
   }
@@ -193,6 +208,10 @@ int compare_command(const std::vector<std::string>& args) {
   const std::vector<nlohmann::json> results =
       run_scenarios({job}, scenarios_of(values, job.sublayer), jobs_of(values)).front();
   print_header("compare", job, results.front());
+  if (sequential_added(values)) {
+    std::printf("  sequential     added to --scenarios %s: every speedup is measured against it\n",
+                values["scenarios"].as<std::string>().c_str());
+  }
   print_compare(results, gathers_input(job.sublayer));
   if (values.count("json")) write_json(values["json"].as<std::string>(), results);
   return 0;

@@ -30,14 +30,16 @@ po::options_description sweep_options() {
       "jobs", po::value<int>()->default_value(default_jobs()),
       "simulations run at once, each in its own process")(
       "emit-jobs", po::value<std::string>(),
-      "write one shell command per workload to this file instead of running")(
-      "collect", "read the results the emitted commands wrote under --out and summarise them")(
+      "write one shell command per workload to this file instead of running (not with --suite "
+      "e2e)")("collect",
+              "read the results the emitted commands wrote under --out and summarise them (not "
+              "with --suite e2e)")(
       "allow-missing",
       "with --collect: summarise the workloads whose results exist and list the missing ones "
       "(a partial sweep) instead of failing")(
       "resume",
       "keep the workloads whose results are already under --out (points/) and run, or with "
-      "--emit-jobs write commands for, only the others")(
+      "--emit-jobs write commands for, only the others (not with --suite e2e)")(
       "full",
       "simulate every GPU (sim.symmetry = none); by default a sweep simulates one GPU under "
       "rotational symmetry wherever that is valid (timing mode)");
@@ -286,13 +288,16 @@ int model_sweep(const po::variables_map& values, const std::string& out) {
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
+  // --tp is parsed (to refuse it with a reason) but not listed: the suite sets the TP degrees.
   po::options_description options = system_options();
   options.add(sweep_options());
   const auto values = parse(args, options);
   if (values.count("help")) {
+    po::options_description listed = system_options(false);
+    listed.add(sweep_options());
     std::cout << "usage: t3sim sweep --out DIR [OPTIONS]\nRuns a suite of sublayers under its "
                  "scenarios and writes results.json, results.csv and summary.md.\n"
-              << options;
+              << listed;
     return 0;
   }
   if (values.count("tp")) throw UsageError("--tp: a sweep takes its TP degrees from the suite");

@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "config/suggestion.h"
+
 namespace t3 {
 
 const std::map<std::string, std::string>& embedded_presets();  // generated from configs/*.json
@@ -60,6 +62,42 @@ class Checker {
  private:
   std::string source_;
 };
+
+// Every parameter's path, in description order: the names an unknown key is compared with.
+class PathCollector : public ParamVisitor {
+ public:
+  void visit(const std::string& path, std::int64_t&, const ParamInfo&) override { add(path); }
+  void visit(const std::string& path, std::uint64_t&, const ParamInfo&) override { add(path); }
+  void visit(const std::string& path, double&, const ParamInfo&) override { add(path); }
+  void visit(const std::string& path, bool&, const ParamInfo&) override { add(path); }
+  void visit(const std::string& path, std::string&, const ParamInfo&) override { add(path); }
+  std::vector<std::string> paths;
+
+ private:
+  void add(const std::string& path) { paths.push_back(path); }
+};
+
+std::vector<std::string> parameter_paths() {
+  SystemConfig config;
+  PathCollector collector;
+  describe(config, collector);
+  return collector.paths;
+}
+
+// " (did you mean ...)" for an unknown key: among the keys of its own section if that section
+// exists ("link.speed" is compared with link.* only), else among all keys ("hmb.channels").
+std::string key_suggestion(const std::string& path) {
+  const std::vector<std::string> paths = parameter_paths();
+  const auto dot = path.rfind('.');
+  std::vector<std::string> section;
+  if (dot != std::string::npos) {
+    const std::string prefix = path.substr(0, dot + 1);
+    for (const auto& known : paths) {
+      if (known.compare(0, prefix.size(), prefix) == 0) section.push_back(known);
+    }
+  }
+  return did_you_mean(path, section.empty() ? paths : section);
+}
 
 void flatten(const json& node, const std::string& prefix, std::map<std::string, json>& leaves) {
   for (const auto& [key, value] : node.items()) {
@@ -134,7 +172,9 @@ class JsonApplier : public ParamVisitor {
   }
 
   void reject_leftovers() const {
-    if (!leaves_.empty()) check_.fail(leaves_.begin()->first, "unknown key");
+    if (leaves_.empty()) return;
+    const std::string& path = leaves_.begin()->first;
+    check_.fail(path, "unknown key" + key_suggestion(path));
   }
 
   static bool parse_unsigned(const std::string& text, std::uint64_t& out) {
@@ -321,7 +361,9 @@ void apply_override(SystemConfig& config, const std::string& assignment) {
   const std::string path = assignment.substr(0, equals);
   OverrideParser parser(path, assignment.substr(equals + 1));
   describe(config, parser);
-  if (!parser.found()) throw ConfigError("--set: " + path + ": unknown key");
+  if (!parser.found()) {
+    throw ConfigError("--set: " + path + ": unknown key" + key_suggestion(path));
+  }
   json document;
   document[json::json_pointer("/" + [&] {
     std::string pointer = path;
@@ -440,7 +482,7 @@ SystemConfig load_system(const std::string& name_or_path) {
     if (std::filesystem::is_regular_file(name_or_path, error)) file.open(name_or_path);
     if (!file.is_open()) {
       throw ConfigError("system '" + name_or_path + "': not a preset (" + join(preset_names()) +
-                        ") and not a readable file");
+                        ") and not a readable file" + did_you_mean(name_or_path, preset_names()));
     }
     std::stringstream text;
     text << file.rdbuf();

@@ -1,7 +1,10 @@
 #include "experiments/isolated.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,7 +30,10 @@ std::string result_path(std::size_t job) {
          std::to_string(job) + ".json";
 }
 
-[[noreturn]] void child(const IsolatedJob& job, const std::string& path) {
+[[noreturn]] void child(const IsolatedJob& job, const std::string& path, pid_t parent) {
+  // A simulation dies with the process that started it: a killed sweep leaves no orphans running
+  // on. If the parent died before the request took effect, this process has been re-parented.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
   nlohmann::json result;
   int code = 0;
   try {
@@ -78,13 +84,14 @@ std::vector<nlohmann::json> run_isolated(const std::vector<IsolatedJob>& work, i
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0, done = 0;
   std::fflush(nullptr);  // a child must not repeat what the parent buffered
+  const pid_t parent = getpid();
   while (done < work.size()) {
     while (next < work.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
       const std::size_t job = order[next];
       const std::string path = result_path(job);  // named by the parent's pid, before the fork
       const pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("cannot start a simulation process (fork failed)");
-      if (pid == 0) child(work[job], path);
+      if (pid == 0) child(work[job], path, parent);
       running[pid] = job;
       ++next;
     }

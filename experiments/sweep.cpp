@@ -10,6 +10,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "config/suggestion.h"
 #include "config/system_config.h"
 #include "workloads/model_zoo.h"
 #include "workloads/sublayer.h"
@@ -104,8 +105,10 @@ void add_group(Suite& suite, const nlohmann::json& product, const std::string& w
   if (!product.is_object()) throw ConfigError(where + ": expected an object");
   for (const auto& [key, value] : product.items()) {
     if (!known.count(key) && !(top && (key == "name" || key == "scenarios" || key == "groups"))) {
-      throw ConfigError(where + ": unknown key '" + key +
-                        "' (keys: models, tp, sublayers, tokens, set" +
+      std::vector<std::string> keys(known.begin(), known.end());
+      if (top) keys.insert(keys.end(), {"scenarios", "name", "groups"});
+      throw ConfigError(where + ": unknown key '" + key + "'" + did_you_mean(key, keys) +
+                        " (keys: models, tp, sublayers, tokens, set" +
                         (top ? ", scenarios, name, groups)" : ")"));
     }
   }

@@ -1,7 +1,10 @@
 #include "testbenches/child_process.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <stdexcept>
 
@@ -25,9 +28,13 @@ void write_all(int fd, const std::string& text) {
 std::string run_in_child(const std::function<std::string()>& job) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("run_in_child: pipe failed");
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("run_in_child: fork failed");
   if (pid == 0) {
+    // The child dies with its parent (a killed test leaves no simulation running on); if the
+    // parent died before the request took effect, this process has been re-parented already.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
     close(fds[0]);
     int code = 0;
     try {

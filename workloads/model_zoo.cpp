@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/suggestion.h"
 #include "config/system_config.h"
 
 namespace t3 {
@@ -123,7 +124,8 @@ ModelSpec model(const std::string& name) {
   for (const auto& spec : zoo()) {
     if (spec.name == name) return spec;
   }
-  throw ConfigError("'" + name + "': not a model; known models: " + join(model_names()));
+  throw ConfigError("'" + name + "': not a model" + did_you_mean(name, model_names()) +
+                    "; known models: " + join(model_names()));
 }
 
 }  // namespace t3

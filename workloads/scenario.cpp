@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "config/config_io.h"
+#include "config/suggestion.h"
 #include "protocol/dispatcher_registers.h"
 #include "protocol/dma_registers.h"
 #include "protocol/mmio_map.h"
@@ -678,11 +679,14 @@ const char* to_string(Scenario scenario) {
 
 Scenario parse_scenario(const std::string& name) {
   std::string names;
+  std::vector<std::string> list;
   for (Scenario scenario : known_scenarios()) {
     if (name == to_string(scenario)) return scenario;
     names += (names.empty() ? "" : ", ") + std::string(to_string(scenario));
+    list.emplace_back(to_string(scenario));
   }
-  throw ConfigError("scenario '" + name + "': unknown (choices: " + names + ")");
+  throw ConfigError("scenario '" + name + "': unknown" + did_you_mean(name, list) +
+                    " (choices: " + names + ")");
 }
 
 const char* to_string(PhaseKind kind) {

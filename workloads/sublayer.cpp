@@ -1,6 +1,7 @@
 // Sublayer names and per-GPU GEMM shapes (see sublayer.h).
 #include "workloads/sublayer.h"
 
+#include "config/suggestion.h"
 #include "config/system_config.h"
 
 namespace t3 {
@@ -38,11 +39,14 @@ const char* to_string(Sublayer sublayer) {
 
 Sublayer parse_sublayer(const std::string& name) {
   std::string known;
+  std::vector<std::string> list;
   for (const Sublayer sublayer : known_sublayers()) {
     if (name == to_string(sublayer)) return sublayer;
     known += (known.empty() ? "" : ", ") + std::string(to_string(sublayer));
+    list.emplace_back(to_string(sublayer));
   }
-  throw ConfigError("'" + name + "': not a sublayer; known sublayers: " + known);
+  throw ConfigError("'" + name + "': not a sublayer" + did_you_mean(name, list) +
+                    "; known sublayers: " + known);
 }
 
 std::int64_t k_factor(Sublayer sublayer) {

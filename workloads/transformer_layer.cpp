@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "config/suggestion.h"
 #include "config/system_config.h"
 
 namespace t3 {
@@ -80,7 +81,9 @@ const char* to_string(LayerPhase phase) {
 LayerPhase parse_layer_phase(const std::string& name) {
   if (name == "training") return LayerPhase::Training;
   if (name == "inference") return LayerPhase::Inference;
-  throw ConfigError("phase '" + name + "': unknown (choices: training, inference)");
+  throw ConfigError("phase '" + name + "': unknown" +
+                    did_you_mean(name, {"training", "inference"}) +
+                    " (choices: training, inference)");
 }
 
 const char* to_string(KernelClass kind) {

@@ -276,44 +276,65 @@ void Timeline::add_dma(Builder& out, int gpu) const {
   }
 }
 
-// The links built, each direction on the track of the node it leaves. Under rotational symmetry
-// only GPU 0's links exist, and both their directions are GPU 0's (side B is what GPU 0 sends
-// towards -h, shown as what h sends to 0): all of them go on GPU 0's tracks.
-void Timeline::add_links(Builder& out, int node) const {
+// The link directions `node` sends on. Under rotational symmetry
+// only GPU 0's links exist, and both their directions are GPU 0's: side A carries what GPU 0
+// sends towards h, side B what it sends towards -h (TpGroup::wire_symmetric_links). Both are named
+// as an every-GPU run names them ("0->-h", not "h->0"); the B side of a folded link (h = -h)
+// sends nothing and is left out.
+std::vector<Timeline::Send> Timeline::sends(int node) const {
   const bool symmetric = group_.replicas() > 1;
+  const int n = static_cast<int>(group_.config().gpus);
+  std::vector<Send> sends;
   for (int l = 0; l < group_.links(); ++l) {
     const LinkEnds& ends = group_.link_ends(l);
-    for (int direction = 0; direction < 2; ++direction) {
-      const int from = direction == 0 ? ends.a : ends.b;
-      const int to = direction == 0 ? ends.b : ends.a;
-      if (symmetric ? node != 0 : from != node) continue;
-      // Packets may have been placed out of order: sort, then merge what touches.
-      std::vector<Span> spans =
-          wire_[static_cast<std::size_t>(l)][static_cast<std::size_t>(direction)];
-      std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
-        return std::tie(x.start, x.end) < std::tie(y.start, y.end);
-      });
-      std::vector<Span> merged;
-      for (const Span& s : spans) {
-        if (!merged.empty() && s.start <= merged.back().end) {
-          merged.back().end = std::max(merged.back().end, s.end);
-          merged.back().bytes += s.bytes;
-          merged.back().packets += s.packets;
-        } else {
-          merged.push_back(s);
-        }
+    if (symmetric) {
+      if (node != 0) continue;
+      const int mirror = (n - ends.b) % n;  // ends = {0, h}
+      sends.push_back({l, 0, 0, ends.b});
+      if (mirror != ends.b) sends.push_back({l, 1, 0, mirror});
+    } else if (ends.a == node) {
+      sends.push_back({l, 0, ends.a, ends.b});
+    } else if (ends.b == node) {
+      sends.push_back({l, 1, ends.b, ends.a});
+    }
+  }
+  // An every-GPU run lists GPU 0's links by far end (the topology's order); so does GPU 0 alone.
+  if (symmetric) {
+    std::stable_sort(sends.begin(), sends.end(),
+                     [](const Send& x, const Send& y) { return x.to < y.to; });
+  }
+  return sends;
+}
+
+// Each link direction on the track of the node it leaves, its back-to-back packets merged.
+void Timeline::add_links(Builder& out, int node) const {
+  for (const Send& send : sends(node)) {
+    // Packets may have been placed out of order: sort, then merge what touches.
+    std::vector<Span> spans =
+        wire_[static_cast<std::size_t>(send.link)][static_cast<std::size_t>(send.direction)];
+    std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
+      return std::tie(x.start, x.end) < std::tie(y.start, y.end);
+    });
+    std::vector<Span> merged;
+    for (const Span& s : spans) {
+      if (!merged.empty() && s.start <= merged.back().end) {
+        merged.back().end = std::max(merged.back().end, s.end);
+        merged.back().bytes += s.bytes;
+        merged.back().packets += s.packets;
+      } else {
+        merged.push_back(s);
       }
-      const std::string name = node_name(node);
-      const std::string process = name == "switch" ? name : "gpu " + name;
-      const int tid =
-          out.thread(node_pid(node), process, "link " + node_name(from) + "->" + node_name(to));
-      for (const Span& s : merged) {
-        out.complete(node_pid(node), tid, "busy", "link", s.start, s.end,
-                     {{"packets", s.packets},
-                      {"wire_bytes", s.bytes},
-                      {"link", l},
-                      {"direction", direction}});
-      }
+    }
+    const std::string name = node_name(node);
+    const std::string process = name == "switch" ? name : "gpu " + name;
+    const int tid = out.thread(node_pid(node), process,
+                               "link " + node_name(send.from) + "->" + node_name(send.to));
+    for (const Span& s : merged) {
+      out.complete(node_pid(node), tid, "busy", "link", s.start, s.end,
+                   {{"packets", s.packets},
+                    {"wire_bytes", s.bytes},
+                    {"link", send.link},
+                    {"direction", send.direction}});
     }
   }
 }

@@ -75,7 +75,16 @@ class Timeline {
     sc_core::sc_time start;
     sc_core::sc_time end;
   };
+  // One direction of a built link: what `from` sends to `to` (node numbers).
+  struct Send {
+    int link;
+    int direction;
+    int from;
+    int to;
+  };
   class Builder;
+
+  std::vector<Send> sends(int node) const;
 
   void add_workgroups(Builder& out, int gpu) const;
   void add_dma(Builder& out, int gpu) const;

@@ -299,3 +299,23 @@ TEST_CASE("t-nlg ip at TP 8: t3-mca and the fused scenarios keep the paper's ord
           "[cli][scenario][paper]") {
   check_paper_sublayer("ip");
 }
+
+// Speedups need sequential, so compare runs it whether --scenarios names it or not; its help says
+// so, and its output says so when --scenarios left it out.
+TEST_CASE("compare says when it adds sequential to the scenarios named", "[cli][compare]") {
+  using t3::cli_testing::run_output;
+  const std::string workload = "compare --model mega-gpt-2 --sublayer op --tp 4 --tokens 1024";
+  const auto added = run_output(workload + " --scenarios t3,t3-mca", "compare-added.log");
+  REQUIRE(added.exit_code == 0);
+  CHECK(added.text.find("sequential     added to --scenarios t3,t3-mca: every speedup is "
+                        "measured against it") != std::string::npos);
+  CHECK(added.text.find("\nsequential ") != std::string::npos);  // its row in the table
+  for (const char* named : {"sequential,t3", "all"}) {
+    const auto kept = run_output(workload + " --scenarios " + named, "compare-named.log");
+    REQUIRE(kept.exit_code == 0);
+    INFO(named);
+    CHECK(kept.text.find("added to --scenarios") == std::string::npos);
+  }
+  const auto help = run_output("compare --help", "compare-help.log");
+  CHECK(help.text.find("sequential always runs too") != std::string::npos);
+}

@@ -3,8 +3,11 @@
 
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "config/config_io.h"
+#include "config/suggestion.h"
 #include "tlm_interconnect/address_map.h"
 
 using namespace t3;
@@ -197,4 +200,51 @@ TEST_CASE("docs/configuration.md carries the current parameter table") {
       "<!-- table: begin -->\n" + parameter_table(SystemConfig{}) + "<!-- table: end -->";
   INFO("regenerate with scripts/update-config-doc");
   CHECK_THAT(text.str(), Contains(expected));
+}
+
+TEST_CASE("did you mean: the nearest names by edit distance, none if nothing is near",
+          "[config][suggestion]") {
+  const std::vector<std::string> commands = {"bandwidth", "compare", "config", "run", "sweep"};
+  CHECK(t3::nearest_names("compar", commands) == std::vector<std::string>{"compare"});
+  CHECK(t3::nearest_names("swep", commands) == std::vector<std::string>{"sweep"});
+  CHECK(t3::nearest_names("frobnicate", commands).empty());
+  CHECK(t3::nearest_names("", commands).empty());
+  CHECK(t3::nearest_names("run", commands).empty());  // an exact name needs no suggestion
+  // Ties are all given, in the candidates' order; only the nearest distance counts.
+  CHECK(t3::nearest_names("fc3", {"op", "fc2", "fc1", "ip"}) ==
+        std::vector<std::string>{"fc2", "fc1"});
+  CHECK(t3::nearest_names("t-nig", {"t-nlg", "gpt-3", "palm"}) ==
+        std::vector<std::string>{"t-nlg"});
+  // A two-letter word two edits from another is a different word, not a misspelling.
+  CHECK(t3::nearest_names("xx", {"op", "ip"}).empty());
+  CHECK(t3::did_you_mean("compar", commands) == " (did you mean 'compare'?)");
+  CHECK(t3::did_you_mean("fc3", {"fc2", "fc1"}) == " (did you mean 'fc2' or 'fc1'?)");
+  CHECK(t3::did_you_mean("cnfg", {"config", "cnf", "cnfgs"}) ==
+        " (did you mean 'cnf' or 'cnfgs'?)");
+  CHECK(t3::did_you_mean("frobnicate", commands).empty());
+}
+
+TEST_CASE("an unknown key suggests the nearest key, within its own section if that exists",
+          "[config][suggestion]") {
+  t3::SystemConfig config;
+  const auto message = [&](const std::string& assignment) {
+    try {
+      t3::apply_override(config, assignment);
+    } catch (const t3::ConfigError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("hbm.bandwith_GBps=2000") ==
+        "--set: hbm.bandwith_GBps: unknown key (did you mean 'hbm.bandwidth_GBps'?)");
+  CHECK(message("hmb.channels=4") ==
+        "--set: hmb.channels: unknown key (did you mean 'hbm.channels'?)");
+  CHECK(message("link.speed=1") == "--set: link.speed: unknown key");
+  try {
+    t3::apply_json(config, {{"hbm", {{"chanels", 4}}}}, "file.json");
+    FAIL("an unknown key was accepted");
+  } catch (const t3::ConfigError& error) {
+    CHECK(std::string(error.what()) ==
+          "file.json: hbm.chanels: unknown key (did you mean 'hbm.channels'?)");
+  }
 }

@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <cmath>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -427,4 +429,51 @@ TEST_CASE("rotational symmetry is refused where no GPU stands for another", "[sy
       "--set workload.collective=ring",
       "sim.symmetry: rotational does not match an every-GPU run for SM ring collectives "
       "on several rings yet (workload.sm_rings = auto");
+}
+
+namespace {
+
+// The track names of GPU 0 (pid 0) in a `t3sim run --trace` timeline, in display order.
+std::vector<std::string> gpu0_tracks(const std::string& args, const std::string& name) {
+  const std::string trace = std::string(T3SIM_TEST_BINARY_DIR) + "/" + name + ".trace.json";
+  run_json("run", args + " --trace \"" + trace + "\"", name + ".json");
+  std::ifstream file(trace);
+  REQUIRE(file);
+  const nlohmann::json document = nlohmann::json::parse(file);
+  std::vector<std::pair<int, std::string>> tracks;
+  for (const auto& event : document["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "thread_name" && event["pid"] == 0) {
+      tracks.emplace_back(event["tid"].get<int>(), event["args"]["name"].get<std::string>());
+    }
+  }
+  std::sort(tracks.begin(), tracks.end());
+  std::vector<std::string> names;
+  for (const auto& track : tracks) names.push_back(track.second);
+  return names;
+}
+
+// One GPU's link tracks are named by where that GPU sends, as in the every-GPU run: under
+// symmetry a link's B side carries GPU 0's sends towards -h and is "link 0->-h", not "link h->0".
+void check_track_names(int tp, const std::string& topology) {
+  const std::string args =
+      "--scenario t3-mca --model mega-gpt-2 --sublayer op --tokens 1024 "
+      "--tp " +
+      std::to_string(tp) + " --set topology.kind=" + topology +
+      " --set workload.collective=ring --set workload.sm_rings=one";
+  const std::string name = "tracks-" + topology + "-" + std::to_string(tp);
+  const std::vector<std::string> full = gpu0_tracks(args, name + "-full");
+  const std::vector<std::string> symmetric =
+      gpu0_tracks(args + " --set sim.symmetry=rotational", name + "-rotational");
+  CHECK(std::count(full.begin(), full.end(), "link 0->1") == 1);
+  CHECK(std::count(full.begin(), full.end(), "link 0->" + std::to_string(tp - 1)) == 1);
+  CHECK(symmetric == full);
+}
+
+}  // namespace
+
+TEST_CASE("GPU 0's timeline tracks under symmetry are named as in the every-GPU run",
+          "[symmetry][cli][timeline]") {
+  check_track_names(4, "ring");
+  // Fully connected: GPU 0's link to GPU 2 is its own mirror (one folded link under symmetry).
+  check_track_names(4, "fully-connected");
 }
