@@ -9,8 +9,8 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
-#include "testbenches/traffic_generator.h"
 
 namespace t3::cli {
 namespace {
