@@ -5,7 +5,11 @@
 // Internal to workloads/.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "config/system_config.h"
+#include "protocol/program.h"
 #include "workloads/scenario.h"
 
 namespace t3 {

@@ -1,7 +1,6 @@
 // sequential (and ideal, which runs its programs): the GEMM, then the ring reduce-scatter on the
 // SMs, then the ring all-gather on the SMs. On a sublayer that all-gathers its input: the ring
 // all-gather of A, then the whole GEMM.
-#include "config/config_io.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
 

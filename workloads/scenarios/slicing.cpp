@@ -1,4 +1,3 @@
-// slicing: software overlap without T3's hardware (see scenario.h).
 #include <algorithm>
 #include <stdexcept>
 
