@@ -27,29 +27,29 @@ struct ScenarioEntry {
   bool (*rotation_invariant)(const SystemConfig& config);
 };
 
+// clang-format off
 constexpr ScenarioEntry kScenarioTable[] = {
-    {Scenario::Sequential,
-     "sequential",
-     true,
-     plan_sequential,
-     plan_sequential_gathered,
-     {},
-     nullptr},
-    {Scenario::T3, "t3", true, plan_t3, nullptr, Arbitration::Fcfs, nullptr},
-    {Scenario::T3Mca, "t3-mca", true, plan_t3, nullptr, Arbitration::Mca, nullptr},
+    // scenario             name            paper  reduced output     gathered input
+    //                      arbitration         rotation invariant
+    {Scenario::Sequential,  "sequential",   true,  plan_sequential,   plan_sequential_gathered,
+                            {},                 nullptr},
+    {Scenario::T3,          "t3",           true,  plan_t3,           nullptr,
+                            Arbitration::Fcfs,  nullptr},
+    {Scenario::T3Mca,       "t3-mca",       true,  plan_t3,           nullptr,
+                            Arbitration::Mca,   nullptr},
     // ideal runs the sequential programs: experiments/ combines their measured phase times.
-    {Scenario::Ideal, "ideal", true, plan_sequential, nullptr, {}, nullptr},
-    {Scenario::IdealRsNmc, "ideal-rs-nmc", true, plan_ideal_rs_nmc, nullptr, {}, nullptr},
-    {Scenario::Slicing, "slicing", false, plan_slicing, nullptr, {}, nullptr},
-    {Scenario::CommFuse,
-     "commfuse",
-     false,
-     plan_commfuse,
-     nullptr,
-     {},
-     commfuse_rotation_invariant},
-    {Scenario::CommFuseAg, "commfuse-ag", false, nullptr, plan_commfuse_ag, {}, nullptr},
+    {Scenario::Ideal,       "ideal",        true,  plan_sequential,   nullptr,
+                            {},                 nullptr},
+    {Scenario::IdealRsNmc,  "ideal-rs-nmc", true,  plan_ideal_rs_nmc, nullptr,
+                            {},                 nullptr},
+    {Scenario::Slicing,     "slicing",      false, plan_slicing,      nullptr,
+                            {},                 nullptr},
+    {Scenario::CommFuse,    "commfuse",     false, plan_commfuse,     nullptr,
+                            {},                 commfuse_rotation_invariant},
+    {Scenario::CommFuseAg,  "commfuse-ag",  false, nullptr,           plan_commfuse_ag,
+                            {},                 nullptr},
 };
+// clang-format on
 
 const ScenarioEntry& entry_of(Scenario scenario) {
   for (const ScenarioEntry& entry : kScenarioTable) {
