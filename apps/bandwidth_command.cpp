@@ -10,8 +10,8 @@
 #include "apps/cli.h"
 #include "config/config_io.h"
 #include "config/suggestion.h"
+#include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
-#include "testbenches/traffic_generator.h"
 
 namespace t3::cli {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "bench/kernel_floor.h"
 #include "config/config_io.h"
+#include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
-#include "testbenches/traffic_generator.h"
 
 namespace {
 

@@ -1,25 +1,46 @@
 # Fails if a folder includes a header from a layer above it. The layers, bottom to top:
-#   protocol -> config, tlm_interconnect -> workloads, models -> testbenches -> experiments -> apps
-# (workloads and models sit side by side: they share only protocol/ and config/).
+#   protocol -> config, tlm_interconnect -> workloads, models -> harness -> testbenches,
+#   experiments -> apps
+# (workloads and models sit side by side: they share only protocol/ and config/; workloads/
+# includes its scenarios/; testbenches and experiments sit side by side above harness/).
+# bench/ and examples/ may use everything up to experiments/, never apps/ or testbenches/.
 # Usage: cmake -DSOURCE_DIR=<repo> -P CheckLayering.cmake
-set(forbidden_protocol "config/|tlm_interconnect/|workloads/|models/|testbenches/|experiments/|apps/")
-set(forbidden_config "tlm_interconnect/|workloads/|models/|testbenches/|experiments/|apps/")
-set(forbidden_tlm_interconnect "workloads/|models/|testbenches/|experiments/|apps/")
-set(forbidden_workloads "models/|testbenches/|experiments/|apps/")
-set(forbidden_models "workloads/|testbenches/|experiments/|apps/")
+set(above_models "harness/|testbenches/|experiments/|apps/")
+set(forbidden_protocol "config/|tlm_interconnect/|workloads/|models/|${above_models}")
+set(forbidden_config "tlm_interconnect/|workloads/|models/|${above_models}")
+set(forbidden_tlm_interconnect "workloads/|models/|${above_models}")
+set(forbidden_workloads "models/|${above_models}")
+set(forbidden_models "workloads/|${above_models}")
+set(forbidden_harness "testbenches/|experiments/|apps/")
 set(forbidden_testbenches "experiments/|apps/")
-set(forbidden_experiments "apps/")
+set(forbidden_experiments "testbenches/|apps/")
+set(forbidden_apps "testbenches/")
+set(forbidden_bench "testbenches/|apps/")
+set(forbidden_examples "testbenches/|apps/")
 set(violations "")
-foreach(layer protocol config tlm_interconnect workloads models testbenches experiments)
+foreach(layer protocol config tlm_interconnect workloads models harness testbenches experiments
+              apps bench examples)
   file(GLOB_RECURSE files ${SOURCE_DIR}/${layer}/*.h ${SOURCE_DIR}/${layer}/*.cpp)
   foreach(file IN LISTS files)
     if(file MATCHES "/tests/")  # test suites may use every layer
       continue()
     endif()
-    file(STRINGS ${file} includes REGEX "^#include \"(${forbidden_${layer}})")
+    file(STRINGS ${file} includes REGEX "^#include [\"<](${forbidden_${layer}})")
     foreach(line IN LISTS includes)
       file(RELATIVE_PATH name ${SOURCE_DIR} ${file})
       string(APPEND violations "\n  ${name}: ${line}")
+    endforeach()
+  endforeach()
+endforeach()
+# workloads/scenarios/ holds the scenario planners: part of workloads/, included by no other folder.
+foreach(layer protocol config tlm_interconnect models harness testbenches experiments apps bench
+              examples)
+  file(GLOB_RECURSE files ${SOURCE_DIR}/${layer}/*.h ${SOURCE_DIR}/${layer}/*.cpp)
+  foreach(file IN LISTS files)
+    file(STRINGS ${file} includes REGEX "^#include [\"<]workloads/scenarios/")
+    foreach(line IN LISTS includes)
+      file(RELATIVE_PATH name ${SOURCE_DIR} ${file})
+      string(APPEND violations "\n  ${name}: ${line} (internal to workloads/)")
     endforeach()
   endforeach()
 endforeach()

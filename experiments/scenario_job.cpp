@@ -6,10 +6,10 @@
 
 #include "experiments/isolated.h"
 #include "experiments/scenario_run.h"
+#include "harness/scenario_check.h"
 #include "models/system/stall_error.h"
 #include "models/system/timeline.h"
 #include "models/system/vcd_trace.h"
-#include "testbenches/scenario_check.h"
 #include "workloads/model_zoo.h"
 
 namespace t3 {

@@ -18,6 +18,9 @@
 // Barrier with id kStartBarrier + 1 + k releases on every GPU. After the reduce-scatter each GPU
 // holds one chunk fully reduced (owned_chunks: g + 1 mod n, or T3's ring rank + 1 on the
 // ascending ring), and after the all-gather every GPU's C holds the whole reduced output.
+//
+// Each scenario's planner is its own file in workloads/scenarios/; the table in scenario.cpp names
+// them with the sublayers they apply to.
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 
 #include "config/config_io.h"
 #include "experiments/scenario_run.h"
-#include "testbenches/scenario_check.h"
+#include "harness/scenario_check.h"
 #include "workloads/scenario.h"
 
 int sc_main(int argc, char* argv[]) {

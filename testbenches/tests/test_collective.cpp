@@ -17,13 +17,13 @@
 #include <tlm>
 
 #include "config/config_io.h"
+#include "harness/debug_access.h"
 #include "models/sm/dispatcher.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
 #include "protocol/mmio_map.h"
 #include "testbenches/at_start.h"
 #include "testbenches/child_process.h"
-#include "testbenches/debug_access.h"
 #include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"
 #include "workloads/collective_program.h"

@@ -13,10 +13,10 @@
 #include <systemc>
 
 #include "config/config_io.h"
+#include "harness/debug_access.h"
 #include "models/dma/dma_engine.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
-#include "testbenches/debug_access.h"
 #include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"
 #include "workloads/dma_collective.h"

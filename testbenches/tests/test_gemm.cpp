@@ -5,9 +5,9 @@
 #include <random>
 
 #include "config/config_io.h"
+#include "harness/debug_access.h"
+#include "harness/reference_gemm.h"
 #include "models/system/simulation.h"
-#include "testbenches/debug_access.h"
-#include "testbenches/reference_gemm.h"
 #include "testbenches/small_system.h"
 #include "workloads/gemm_plan.h"
 

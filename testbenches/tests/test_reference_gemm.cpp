@@ -6,7 +6,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "testbenches/reference_gemm.h"
+#include "harness/reference_gemm.h"
 #include "tlm_interconnect/element.h"
 
 using namespace t3;

@@ -8,9 +8,9 @@
 
 #include "config/config_io.h"
 #include "experiments/scenario_run.h"
+#include "harness/scenario_check.h"
 #include "protocol/dispatcher_registers.h"
 #include "protocol/mmio_map.h"
-#include "testbenches/scenario_check.h"
 #include "testbenches/small_system.h"
 #include "workloads/model_zoo.h"
 #include "workloads/sublayer.h"

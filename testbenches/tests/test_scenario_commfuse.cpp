@@ -11,7 +11,7 @@
 #include "config/config_io.h"
 #include "experiments/isolated.h"
 #include "experiments/scenario_run.h"
-#include "testbenches/scenario_check.h"
+#include "harness/scenario_check.h"
 #include "testbenches/small_system.h"
 #include "workloads/scenario.h"
 

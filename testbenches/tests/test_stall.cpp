@@ -15,14 +15,14 @@
 #include <systemc>
 
 #include "config/config_io.h"
+#include "harness/debug_access.h"
+#include "harness/traffic_generator.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
 #include "protocol/mmio_map.h"
 #include "protocol/ring.h"
 #include "protocol/tracker_registers.h"
 #include "testbenches/at_start.h"
-#include "testbenches/debug_access.h"
-#include "testbenches/traffic_generator.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 

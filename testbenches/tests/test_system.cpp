@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "config/config_io.h"
+#include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
-#include "testbenches/traffic_generator.h"
 
 using namespace t3;
 using Catch::Contains;

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "config/config_io.h"
+#include "harness/debug_access.h"
+#include "harness/reference_gemm.h"
 #include "models/system/simulation.h"
 #include "protocol/mmio_map.h"
 #include "protocol/tracker_registers.h"
-#include "testbenches/debug_access.h"
-#include "testbenches/reference_gemm.h"
 #include "testbenches/small_system.h"
 #include "workloads/gemm_plan.h"
 #include "workloads/model_zoo.h"

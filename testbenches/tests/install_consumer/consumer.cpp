@@ -3,8 +3,8 @@
 #include <iostream>
 
 #include <config/config_io.h>
+#include <harness/traffic_generator.h>
 #include <models/system/tp_group.h>
-#include <testbenches/traffic_generator.h>
 
 int sc_main(int, char*[]) {
   t3::SystemConfig config = t3::load_system("t3-paper");

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "config/system_config.h"
-#include "tlm_interconnect/payload.h"
 #include "protocol/gemm_layout.h"
+#include "tlm_interconnect/payload.h"
 
 namespace t3 {
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/debug_access.h"
 #include "models/system/tp_group.h"
-#include "testbenches/debug_access.h"
 #include "workloads/scenario.h"
 
 namespace t3 {

@@ -1,11 +1,11 @@
-#include "testbenches/scenario_check.h"
+#include "harness/scenario_check.h"
 
 #include <algorithm>
 #include <random>
 #include <sstream>
 
+#include "harness/reference_gemm.h"
 #include "protocol/ring.h"
-#include "testbenches/reference_gemm.h"
 #include "tlm_interconnect/element.h"
 
 namespace t3 {

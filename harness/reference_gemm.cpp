@@ -1,5 +1,5 @@
 // Golden reference GEMM and layout conversions (see reference_gemm.h).
-#include "testbenches/reference_gemm.h"
+#include "harness/reference_gemm.h"
 
 #include <algorithm>
 #include <cstring>

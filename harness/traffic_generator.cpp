@@ -1,6 +1,6 @@
 // sc_spawn: each pattern runs its streams as dynamic threads.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "testbenches/traffic_generator.h"
+#include "harness/traffic_generator.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "testbenches/debug_access.h"
+#include "harness/debug_access.h"
 
 #include <cstring>
 #include <stdexcept>

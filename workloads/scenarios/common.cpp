@@ -1,0 +1,146 @@
+#include "workloads/scenarios/common.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "protocol/dispatcher_registers.h"
+#include "workloads/plan_util.h"
+
+namespace t3 {
+
+HostCommand barrier(std::uint32_t id, const std::string& note) {
+  return {HostCommand::Kind::Barrier, 0, id, note};
+}
+
+void end_phase(Program& program, const std::vector<PhaseSpec>& phases, std::size_t k) {
+  program.commands.push_back(
+      barrier(kStartBarrier + 1 + static_cast<std::uint32_t>(k), "end of " + phases.at(k).name));
+}
+
+RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::uint64_t bytes,
+                     std::uint64_t GemmBuffers::*buffer, ElementCode element, T3Ring order,
+                     bool gated) {
+  RingOnOutput ring;
+  ring.order = order;
+  ring.spec.ranks = static_cast<int>(config.gpus);
+  ring.spec.bytes = bytes;
+  ring.spec.element = element;
+  const auto chunk_elements = static_cast<std::int64_t>(bytes / bytes_of(element, 1) /
+                                                        static_cast<std::uint64_t>(config.gpus));
+  ring.spec.channels =
+      static_cast<int>(std::min<std::int64_t>(default_ring_channels(config), chunk_elements));
+  if (gated) {
+    // A ring that overlaps the GEMM stays resident beside it: it may take at most a quarter of
+    // the SM slots, so the GEMM always has slots to run in.
+    const std::int64_t slots = config.sm.count * config.sm.occupancy;
+    ring.spec.channels = static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(ring.spec.channels, slots / 4)));
+    // Every channel moves its share of a chunk as one slice, each step whole, so step k completes
+    // chunk k alone.
+    const std::int64_t share = (chunk_elements + ring.spec.channels - 1) / ring.spec.channels;
+    ring.spec.slice_bytes = static_cast<std::uint32_t>(align_up(bytes_of(element, share), 4));
+  } else {
+    // A gated ring keeps one ring: its producer follows that ring's chunk order.
+    ring.spec.ring_strides = ring_strides_for(config, ring.spec.channels);
+  }
+  const std::uint64_t base = plan.gemm.gpus.front().buffers.*buffer;
+  const auto by_gpu = plan_collective(config.address_map, ring.spec, base - hbm_base(config, 0));
+  for (int r = 0; r < ring.spec.ranks; ++r) {
+    const auto g = static_cast<std::size_t>(order.gpu(r));
+    if (by_gpu[g].buffer != plan.gemm.gpus[g].buffers.*buffer) {
+      throw std::logic_error("scenario: the ring collective's buffer is not GPU " +
+                             std::to_string(g) + "'s GEMM buffer");
+    }
+    ring.layout.push_back(by_gpu[g]);
+  }
+  return ring;
+}
+
+RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
+                            ElementCode element, T3Ring order, bool gated) {
+  return ring_on(config, plan, plan.output_bytes, &GemmBuffers::c, element, order, gated);
+}
+
+void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
+                 std::uint32_t sequence) {
+  CollectiveLaunch launch = ring_launch(ring.layout, ring.spec, ring.order.rank(gpu), op, sequence);
+  launch.label = op == CollectiveOp::ReduceScatter ? "ring reduce-scatter" : "ring all-gather";
+  append_collective(program, launch);
+}
+
+void require_equal_chunks(const SystemConfig& config, const GemmShape& shape) {
+  const std::int64_t tile_rows = (shape.m + config.gemm.tile_m - 1) / config.gemm.tile_m;
+  if (shape.m % config.gemm.tile_m != 0 || tile_rows % config.gpus != 0) {
+    throw std::invalid_argument(
+        "scenario: M = " + std::to_string(shape.m) + " must be a multiple of tile_m (" +
+        std::to_string(config.gemm.tile_m) + ") with its tile rows splitting into " +
+        std::to_string(config.gpus) + " equal chunks, one per GPU");
+  }
+}
+
+void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint64_t buffer,
+                       std::uint64_t bytes, ElementCode element, const std::string& what, int sign,
+                       std::uint32_t tags_per_chunk) {
+  if (!plan.rotation_refused.empty()) return;
+  const auto n = static_cast<std::uint64_t>(config.gpus);
+  const std::uint64_t element_bytes = bytes_of(element, 1);
+  if (bytes % (n * element_bytes) != 0) {
+    plan.rotation = {};
+    plan.rotation_refused = what + "'s " + std::to_string(bytes / element_bytes) +
+                            " elements do not split into " + std::to_string(n) +
+                            " equal chunks, so the GPUs' programs are not rotations of one another";
+    return;
+  }
+  plan.rotation.gpus = static_cast<int>(config.gpus);
+  plan.rotation.bands.push_back({buffer - hbm_base(config, 0), bytes / n, sign, 0, tags_per_chunk});
+}
+
+void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+                   int sign, std::uint32_t tags_per_chunk) {
+  const std::uint64_t offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
+  for (int g = 0; g < config.gpus; ++g) {
+    if (plan.gemm.gpus[static_cast<std::size_t>(g)].buffers.c - hbm_base(config, g) != offset) {
+      throw std::logic_error("scenario: GPU " + std::to_string(g) +
+                             "'s output is not at GPU 0's offset, so GPUs are not rotations of "
+                             "one another");
+    }
+  }
+  add_rotation_band(config, plan, plan.gemm.gpus.front().buffers.c, plan.output_bytes, out_element,
+                    "C", sign, tags_per_chunk);
+}
+
+OutputBand whole_output(const ScenarioPlan& plan) {
+  OutputBand band{0, plan.output_bytes, {}};
+  for (const GpuGemm& gpu : plan.gemm.gpus) band.address.push_back(gpu.buffers.c);
+  return band;
+}
+
+HostCommand comm_queue_first(const GemmLaunch& gemm) {
+  return {HostCommand::Kind::WriteRegister,
+          gemm.dispatcher + dispatcher::queue_register(kCommQueue, dispatcher::kQueuePriority), 1,
+          "communication queue first, as NCCL's high-priority streams"};
+}
+
+GemmLaunch row_band(const GemmLaunch& whole, const GemmShape& band, std::int64_t index,
+                    std::uint64_t output, const std::string& label) {
+  GemmLaunch launch = whole;
+  launch.shape = band;
+  launch.a = whole.a + static_cast<std::uint64_t>(index) * bytes_of(whole.element, band.m * band.k);
+  launch.outputs = chunk_outputs(output, band, whole.tiles, 1, whole.out_element);
+  launch.label = label;
+  return launch;
+}
+
+void require_whole_bands(const SystemConfig& config, const GemmShape& shape, const char* scenario,
+                         const char* what) {
+  const std::int64_t bands = config.gpus * config.workload.split;
+  if (shape.m % (bands * config.gemm.tile_m) != 0) {
+    throw std::invalid_argument(
+        std::string("scenario ") + scenario +
+        ": workload.split = " + std::to_string(config.workload.split) +
+        ": M = " + std::to_string(shape.m) + " does not cut into " + std::to_string(bands) + " " +
+        what + " of whole tile rows (tile_m " + std::to_string(config.gemm.tile_m) + ")");
+  }
+}
+
+}  // namespace t3
