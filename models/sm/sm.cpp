@@ -531,7 +531,7 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   c.channel = channel;
   c.functional = mode_ == SimMode::Functional;
   c.reduce_scatter = is_reduce_scatter(k.op);
-  c.eb = static_cast<std::int64_t>(element_bytes(k.element));
+  c.eb = static_cast<std::int64_t>(element_bytes(k.element_type()));
   c.elements = static_cast<std::int64_t>(k.bytes) / c.eb;
   c.slice_elements = k.slice_bytes / c.eb;
   c.slices = channel_slices(c.elements, k.ranks, k.channels, channel, c.slice_elements);
@@ -540,7 +540,7 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   c.interval = sc_core::sc_time(static_cast<double>(k.poll_ns), sc_core::SC_NS);
 
   T3Extension base;
-  base.element = k.element;
+  base.element = k.element_type();
   base.traffic_class = TrafficClass::Communication;
   base.origin = {static_cast<std::uint16_t>(gpu_), static_cast<std::uint16_t>(index_)};
   base.unit_kind = UnitKind::Sm;
@@ -561,8 +561,8 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   c.ack = ack_flag(k.flags, channel);
   c.next_ready = ready_flag(k.next_flags, channel);
   c.prev_ack = ack_flag(k.prev_flags, channel);
-  if (!k.rings.empty()) {  // a ring op: its channel's ring
-    const RingRoute& ring = k.ring_of(channel);
+  if (k.algorithm() == CollectiveAlgorithm::Ring) {  // its channel's ring
+    const RingRoute ring = k.ring_of(channel);
     c.stride = ring.stride;
     c.next_buffer = ring.next_buffer;
     c.next_receive = receive_area(ring.next_buffer, k.bytes);
@@ -620,7 +620,7 @@ bool Sm::run_direct(Slot& slot, RingChannel& c, WgDone& result) {
     }
   }
   T3Extension remote_read = c.flag_read;  // Communication, Uncached
-  remote_read.element = k.element;
+  remote_read.element = k.element_type();
   for (std::int64_t slice = 0; slice < c.slices; ++slice) {
     if (c.reduce_scatter) {
       const int chunk = owner_chunk(k.rank, n);
@@ -726,7 +726,7 @@ bool Sm::direct_move(Slot& slot, RingChannel& c, const std::vector<DirectSource>
 // local = the sum of every source's piece (functional mode), in float, rounded once.
 void Sm::sum_sources(Slot& slot, const RingChannel& c, std::size_t sources,
                      std::uint64_t step_bytes, std::uint64_t offset, std::int64_t elements) {
-  const ElementType type = c.k.element;
+  const ElementType type = c.k.element_type();
   for (std::int64_t i = 0; i < elements; ++i) {
     const auto e = static_cast<std::size_t>(i);
     float sum = 0;
@@ -746,8 +746,9 @@ bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgD
   const bool last = step == n - 1;
   const bool receives = step > 0;
   // A gated reduce-scatter's local data for this step exists once the gate says so.
-  if (k.gate != 0 && !wait_flag(slot, k.gate, c.flag(static_cast<std::uint32_t>(step) + 1),
-                                c.seen_gate, c.flag_read, c.interval, result)) {
+  if (k.gate != 0 && k.op == CollectiveOp::ReduceScatter &&
+      !wait_flag(slot, k.gate, c.flag(static_cast<std::uint32_t>(step) + 1), c.seen_gate,
+                 c.flag_read, c.interval, result)) {
     return false;
   }
   // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
@@ -856,7 +857,7 @@ void Sm::issue_piece_reads(Slot& slot, RingChannel& c, const RingMove& move, std
 void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements,
                       std::uint64_t offset) {
   if (c.functional) {
-    const ElementType type = c.k.element;
+    const ElementType type = c.k.element_type();
     unsigned char* local = slot.local.data() + offset;
     const unsigned char* received = slot.received.data() + offset;
     for (std::int64_t i = 0; i < elements; ++i) {
