@@ -1,9 +1,6 @@
-// t3sim collective: one collective (reduce-scatter, all-gather or all-reduce) on the group, timed
-// (or functional), with the nccl-tests algbw and busbw figures. Four implementations: the
-// RCCL-style ring and the direct pattern on the SMs (collective_program.h, protocol/ring.h), and
-// the ring and the direct pattern on the DMA engines with near-memory updates (dma_collective.h;
-// the ring is the paper's Ideal-RS+NMC baseline, the direct one its section 7.1 mapping for
-// fully-connected and switch fabrics).
+// t3sim collective: parses the options of one collective (reduce-scatter, all-gather or all-reduce)
+// into a CollectiveRequest, runs it (experiments/collective_run.h has the implementations, the
+// timing and the link counts) and prints the nccl-tests algbw and busbw figures.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -13,11 +10,10 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
-#include "models/system/simulation.h"
+#include "experiments/collective_run.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 #include "workloads/scenario.h"
-#include "workloads/t3_plan.h"
 
 namespace t3::cli {
 
@@ -68,13 +64,7 @@ CollectiveKind parse_kind(const std::string& op) {
   throw UsageError("--op " + op + ": unknown collective (choices: " + kOps + ")");
 }
 
-enum class Impl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc };
-bool on_sms(Impl impl) {
-  return impl == Impl::RingSm || impl == Impl::DirectSm;
-}
-bool direct(Impl impl) {
-  return impl == Impl::DirectSm || impl == Impl::DirectDmaNmc;
-}
+using Impl = CollectiveImpl;
 
 Impl parse_impl(const std::string& impl) {
   if (impl == "ring-sm") return Impl::RingSm;
@@ -82,19 +72,6 @@ Impl parse_impl(const std::string& impl) {
   if (impl == "ring-dma-nmc") return Impl::RingDmaNmc;
   if (impl == "direct-dma-nmc") return Impl::DirectDmaNmc;
   throw UsageError("--impl " + impl + ": unknown implementation (choices: " + kImpls + ")");
-}
-
-// The dispatcher launches of each op: all-reduce is reduce-scatter then all-gather.
-std::vector<CollectiveOp> launches_of(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::ReduceScatter:
-      return {CollectiveOp::ReduceScatter};
-    case CollectiveKind::AllGather:
-      return {CollectiveOp::AllGather};
-    case CollectiveKind::AllReduce:
-      break;
-  }
-  return {CollectiveOp::ReduceScatter, CollectiveOp::AllGather};
 }
 
 const char* busbw_factor(CollectiveKind kind) {
@@ -111,77 +88,6 @@ const char* bytes_meaning(CollectiveKind kind) {
       break;
   }
   return "the all-reduce input";
-}
-
-// What an implementation's run yields for the report.
-struct Timed {
-  double time_ns = 0;
-  RunSummary run;
-  const char* basis = "";  // how time_ns was measured
-  std::uint64_t data = 0;  // the collective's data bytes on the links, summed over links
-};
-
-// Ring data on the links: in each op every GPU sends every chunk but one to its ring successor
-// (`unsent(op, rank)`: the chunk it ends with or that ends at it), over every link of its route
-// (one on a ring; two, GPU to switch to GPU, through a switch).
-template <typename Unsent, typename ChunkBytes>
-std::uint64_t ring_data_bytes(const TpGroup& group, const std::vector<CollectiveOp>& ops,
-                              std::uint64_t bytes, int (*successor)(int, int), Unsent unsent,
-                              ChunkBytes chunk_bytes) {
-  const int n = group.gpus();
-  std::uint64_t total = 0;
-  for (CollectiveOp op : ops) {
-    for (int g = 0; g < n; ++g) {
-      total += static_cast<std::uint64_t>(group.topology().hops(g, successor(g, n))) *
-               (bytes - chunk_bytes(unsent(op, g)));
-    }
-  }
-  return total;
-}
-
-// Direct data on the links: every send of every rank (nothing is forwarded), over every link of
-// its route.
-std::uint64_t direct_data_bytes(const TpGroup& group, const std::vector<CollectiveOp>& ops,
-                                const DmaCollectiveSpec& spec) {
-  std::uint64_t total = 0;
-  for (CollectiveOp op : ops) {
-    for (int g = 0; g < group.gpus(); ++g) {
-      for (const DmaSend& send : dma_sends(spec, op, g)) {
-        total += static_cast<std::uint64_t>(group.topology().hops(g, send.to)) *
-                 spec.chunk_bytes(send.position);
-      }
-    }
-  }
-  return total;
-}
-
-// SM ring data on the links: on each ring (protocol/ring.h, Several rings) every rank sends its
-// ring's channels' share of every chunk but one to rank + stride (the chunk it ends with, or the
-// all-gather's chunk that ends at it), over every link of that route.
-std::uint64_t sm_ring_data_bytes(const TpGroup& group, const std::vector<CollectiveOp>& ops,
-                                 const CollectiveSpec& spec) {
-  const int n = spec.ranks;
-  const auto rings = static_cast<int>(spec.ring_strides.size());
-  std::uint64_t total = 0;
-  for (CollectiveOp op : ops) {
-    for (int c = 0; c < spec.channels; ++c) {
-      const int stride = spec.ring_strides[static_cast<std::size_t>(ring_of_channel(c, rings))];
-      for (int g = 0; g < n; ++g) {
-        const int unsent = op == CollectiveOp::ReduceScatter
-                               ? reduce_scatter_chunk(g, n - 1, n, stride)
-                               : all_gather_chunk(g, n - 1, n, stride);
-        std::int64_t elements = 0;
-        for (int chunk = 0; chunk < n; ++chunk) {
-          if (chunk == unsent) continue;
-          const std::int64_t chunk_elements = chunk_range(spec.elements(), n, chunk).size();
-          elements += channel_range(chunk_elements, spec.channels, c).size();
-        }
-        total += static_cast<std::uint64_t>(group.topology().hops(g, wrap(g + stride, n))) *
-                 bytes_of(spec.element, elements);
-      }
-    }
-  }
-  return total;
 }
 
 std::string rings_text(const std::vector<int>& strides) {
@@ -206,50 +112,6 @@ int sm_channels(const po::variables_map& values, const SystemConfig& config, boo
   }
   // More channels than a chunk has elements is allowed: the empty ones pass flags only.
   return channels;
-}
-
-// The programs with rank `omit`'s emptied (its host idles), or unchanged for -1.
-std::vector<Program> launched(std::vector<Program> programs, int omit) {
-  if (omit >= 0) programs.at(static_cast<std::size_t>(omit)) = Program{};
-  return programs;
-}
-
-// The SM ring: time from the first doorbell to the last kernel end, over every GPU and launch.
-Timed run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
-             int omit_rank) {
-  const auto plan = plan_collective(group.config().address_map, spec);
-  Timed timed;
-  timed.run = run_to_completion(group, launched(ring_programs(plan, spec, ops, 1), omit_rank));
-  sc_core::sc_time first_doorbell = sc_core::sc_max_time(), last_end = sc_core::SC_ZERO_TIME;
-  for (int g = 0; g < group.gpus(); ++g) {
-    const auto& launches = group.gpu(g).dispatcher.launches();
-    if (launches.size() != ops.size()) {
-      throw std::runtime_error("GPU " + std::to_string(g) + " recorded " +
-                               std::to_string(launches.size()) + " launches, expected " +
-                               std::to_string(ops.size()));
-    }
-    for (const LaunchRecord& launch : launches) {
-      first_doorbell = std::min(first_doorbell, launch.doorbell);
-      last_end = std::max(last_end, launch.end);
-    }
-  }
-  timed.time_ns = (last_end - first_doorbell).to_seconds() * 1e9;
-  timed.basis = "first doorbell to last kernel end, all GPUs";
-  if (spec.direct) {
-    // Every rank's owned chunk comes from (reduce-scatter) or goes to (all-gather) every peer.
-    for (std::size_t op = 0; op < ops.size(); ++op) {
-      for (int owner = 0; owner < spec.ranks; ++owner) {
-        for (int peer = 0; peer < spec.ranks; ++peer) {
-          if (peer == owner) continue;
-          timed.data += static_cast<std::uint64_t>(group.topology().hops(peer, owner)) *
-                        spec.chunk_bytes(owner_chunk(owner, spec.ranks));
-        }
-      }
-    }
-    return timed;
-  }
-  timed.data = sm_ring_data_bytes(group, ops, spec);
-  return timed;
 }
 
 DmaCollectiveSpec dma_spec(const po::variables_map& values, const std::string& impl,
@@ -285,45 +147,6 @@ DmaCollectiveSpec dma_spec(const po::variables_map& values, const std::string& i
   return spec;
 }
 
-// The DMA collective: every program starts with an MMIO write at time 0 (all of it is the
-// collective: tracker and descriptor programming included), and the collective ends when the last
-// one ended.
-Timed run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
-              int omit_rank) {
-  const SystemConfig& config = group.config();
-  Timed timed;
-  timed.run = run_to_completion(
-      group,
-      launched(dma_collective_programs(config, dma_ring_buffers(config), spec, ops), omit_rank));
-  sc_core::sc_time last_end = sc_core::SC_ZERO_TIME;
-  for (int g = 0; g < group.gpus(); ++g) {
-    last_end = std::max(last_end, group.host(g).finish_times().back());
-  }
-  timed.time_ns = last_end.to_seconds() * 1e9;
-  timed.basis = "first MMIO write to the last program's end, all GPUs";
-  const auto chunk_bytes = [&](int chunk) { return spec.chunk_bytes(chunk); };
-  if (spec.pattern == DmaPattern::Direct) {
-    timed.data = direct_data_bytes(group, ops, spec);
-    return timed;
-  }
-  // A reduce-scatter never sends the chunk it owns; an all-gather, the one that ends at it.
-  const auto unsent = [n = spec.ranks](CollectiveOp op, int rank) {
-    return op == CollectiveOp::ReduceScatter ? static_cast<int>(t3_owned_chunk(rank, n))
-                                             : dma_received_chunks(op, rank, n).back();
-  };
-  timed.data = ring_data_bytes(group, ops, spec.bytes, t3_next_gpu, unsent, chunk_bytes);
-  return timed;
-}
-
-// The rate a link delivers: payload behind headers, and at most `credits` packets per round trip.
-double delivered_GBps(const LinkConfig& link) {
-  const double packet_bytes = static_cast<double>(link.max_payload_bytes + link.header_bytes);
-  const double wire_GBps = link.bandwidth_GBps * link.max_payload_bytes / packet_bytes;
-  const double credit_GBps = link.credits * link.max_payload_bytes /
-                             (packet_bytes / link.bandwidth_GBps + 2 * link.latency_ns);
-  return std::min(wire_GBps, credit_GBps);
-}
-
 std::uint64_t checked_bytes(const po::variables_map& values) {
   if (!values.count("bytes")) throw UsageError("--bytes is required");
   const std::int64_t bytes = values["bytes"].as<std::int64_t>();
@@ -349,27 +172,12 @@ void check_impl_options(const po::variables_map& values, Impl impl) {
 }
 
 // What the command line asks for, checked: the collective, its implementation and its shape.
-struct Request {
+struct Request : CollectiveRequest {
   std::string op;  // as typed
-  CollectiveKind kind = CollectiveKind::AllReduce;
   std::string impl_name;
-  Impl impl = Impl::RingSm;
-  SystemConfig config;
   int n = 0;
-  std::uint64_t bytes = 0;
-  std::vector<CollectiveOp> ops;  // the launches (all-reduce: two)
-  CollectiveSpec sm;              // the SM implementations
-  DmaCollectiveSpec dma;          // the dma-nmc implementations
-  std::string shape;              // "16 channels", "16 slices per chunk"
-  int omit_rank = -1;             // --omit-rank: this rank's program is left empty
-};
-
-// What the run measured.
-struct Measured {
-  Timed timed;
-  CollectiveBandwidth bw;
-  std::uint64_t payload_bytes = 0, wire_bytes = 0;  // summed over links and directions
-  nlohmann::json stats;                             // the group's report (--json only)
+  std::size_t launches = 0;  // per GPU (all-reduce: two)
+  std::string shape;         // "16 channels", "16 slices per chunk"
 };
 
 void print_help(const po::options_description& options) {
@@ -408,7 +216,7 @@ Request parse_request(const po::variables_map& values) {
                      "; use --tp)");
   }
   r.bytes = checked_bytes(values);
-  r.ops = launches_of(r.kind);
+  r.launches = launches_of(r.kind).size();
   if (values.count("omit-rank")) {
     r.omit_rank = values["omit-rank"].as<int>();
     if (r.omit_rank < 0 || r.omit_rank >= r.n) {
@@ -442,24 +250,7 @@ Request parse_request(const po::variables_map& values) {
   return r;
 }
 
-Measured run(const Request& r, bool with_stats) {
-  TpGroup group("group", r.config);
-  Measured m;
-  m.timed = on_sms(r.impl) ? run_sm(group, r.sm, r.ops, r.omit_rank)
-                           : run_dma(group, r.dma, r.ops, r.omit_rank);
-  // nccl-tests figures use the whole buffer, whatever its chunks.
-  m.bw = collective_bandwidth(r.kind, r.n, r.bytes, m.timed.time_ns * 1e-9);
-  for (int l = 0; l < group.links(); ++l) {
-    for (int direction = 0; direction < 2; ++direction) {
-      m.payload_bytes += group.link(l).stats(direction).payload_bytes;
-      m.wire_bytes += group.link(l).stats(direction).wire_bytes;
-    }
-  }
-  if (with_stats) m.stats = group.report();
-  return m;
-}
-
-void print_summary(const Request& r, const Measured& m) {
+void print_summary(const Request& r, const CollectiveResult& m) {
   const double link_GBps = delivered_GBps(r.config.link);
   // Chunks of an uneven split differ by one element: the larger one is chunk n - 1.
   const std::uint64_t chunk_bytes =
@@ -473,7 +264,7 @@ void print_summary(const Request& r, const Measured& m) {
       "  bytes               %.2f MB per GPU = %s (nccl-tests convention), chunks of %s%.2f MB\n",
       static_cast<double>(r.bytes) / 1e6, bytes_meaning(r.kind), even ? "" : "up to ",
       chunk_bytes / 1e6);
-  std::printf("  collective time     %.1f us (%s)\n", m.timed.time_ns / 1e3, m.timed.basis);
+  std::printf("  collective time     %.1f us (%s)\n", m.time_ns / 1e3, m.basis);
   std::printf("  algbw               %.2f GB/s (bytes / time)\n", m.bw.algbw_GBps);
   // A ring sends on one link of each GPU; several rings (a mesh) on one link each.
   const int rings = r.impl == Impl::RingSm ? static_cast<int>(r.sm.ring_strides.size()) : 1;
@@ -491,34 +282,34 @@ void print_summary(const Request& r, const Measured& m) {
   std::printf(
       "  link traffic        %.2f MB payload (%.2f MB %s data, %s), "
       "%.2f MB on the wire, summed over links\n",
-      m.payload_bytes / 1e6, m.timed.data / 1e6, direct(r.impl) ? "direct" : "ring",
+      m.payload_bytes / 1e6, m.data_bytes / 1e6, direct(r.impl) ? "direct" : "ring",
       on_sms(r.impl) ? "the rest flags" : "no flags", m.wire_bytes / 1e6);
   if (on_sms(r.impl)) {
     std::printf("  per channel         %.2f GB/s busbw per channel (%d channels)\n",
                 m.bw.busbw_GBps / r.sm.channels, r.sm.channels);
   }
-  std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", r.ops.size(),
-              on_sms(r.impl) ? (r.ops.size() == 1 ? "launch" : "launches")
-                             : (r.ops.size() == 1 ? "DMA collective" : "DMA collectives"),
-              m.timed.run.wall_time_s);
+  std::printf("  simulation          %zu %s per GPU, %.2f s wall time\n", r.launches,
+              on_sms(r.impl) ? (r.launches == 1 ? "launch" : "launches")
+                             : (r.launches == 1 ? "DMA collective" : "DMA collectives"),
+              m.run.wall_time_s);
 }
 
-nlohmann::json result_document(const Request& r, const Measured& m) {
+nlohmann::json result_document(const Request& r, const CollectiveResult& m) {
   nlohmann::json document = {{"job", "collective"},
                              {"op", r.op},
                              {"impl", r.impl_name},
                              {"tp", r.n},
                              {"bytes", r.bytes},
                              {"element", "fp32"},
-                             {"time_ns", m.timed.time_ns},
+                             {"time_ns", m.time_ns},
                              {"algbw_GBps", m.bw.algbw_GBps},
                              {"busbw_GBps", m.bw.busbw_GBps},
                              {"link_bytes",
                               {{"payload", m.payload_bytes},
                                {"wire", m.wire_bytes},
-                               {direct(r.impl) ? "direct_data" : "ring_data", m.timed.data}}},
-                             {"simulated_ns", m.timed.run.simulated_ns},
-                             {"wall_time_s", m.timed.run.wall_time_s},
+                               {direct(r.impl) ? "direct_data" : "ring_data", m.data_bytes}}},
+                             {"simulated_ns", m.run.simulated_ns},
+                             {"wall_time_s", m.run.wall_time_s},
                              {"stats", m.stats},
                              {"config", to_json(r.config)}};
   if (on_sms(r.impl)) {
@@ -544,7 +335,7 @@ int collective_command(const std::vector<std::string>& args) {
   }
   const Request request = parse_request(values);
   const bool json = values.count("json") > 0;
-  const Measured measured = run(request, json);
+  const CollectiveResult measured = run_collective(request, json);
   print_summary(request, measured);
   if (json) write_json(values["json"].as<std::string>(), result_document(request, measured));
   return 0;

@@ -12,16 +12,6 @@
 namespace t3 {
 namespace {
 
-std::string hex(std::uint64_t value) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[value & 0xf]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + out;
-}
-
 // The checks shared by check_spec and append_collective; `where` prefixes every message.
 void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementCode element,
                   int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,
@@ -151,7 +141,7 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
-  const bool several_rings = launch.stride != 1 || !launch.more_rings.empty();
+  const bool several_rings = launch.several_rings();
   if (several_rings) {
     if (launch.op != CollectiveOp::ReduceScatter && launch.op != CollectiveOp::AllGather) {
       bad_plan(label + ": rings other than the one of stride 1 apply to ring ops only, not " +
@@ -169,58 +159,12 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     program.commands.push_back(HostCommand{HostCommand::Kind::WriteRegister,
                                            launch.dispatcher + offset, value, label + ": " + what});
   };
-  auto write64 = [&](std::uint64_t offset, std::uint64_t value, const std::string& what) {
-    write(offset, static_cast<std::uint32_t>(value & 0xffffffffu),
-          what + " " + hex(value) + " bits 31:0");
-    write(offset + 4, static_cast<std::uint32_t>(value >> 32),
-          what + " " + hex(value) + " bits 63:32");
-  };
-  write(d::kKernel, d::kCollective, "kernel = collective");
-  write(d::kCollOp, static_cast<std::uint32_t>(launch.op),
-        std::string("op = ") + to_string(launch.op));
-  write(d::kCollRanks, static_cast<std::uint32_t>(launch.ranks),
-        "ranks = " + std::to_string(launch.ranks));
-  write(d::kCollRank, static_cast<std::uint32_t>(launch.rank),
-        "rank = " + std::to_string(launch.rank));
-  write(d::kCollChannels, static_cast<std::uint32_t>(launch.channels),
-        "channels = " + std::to_string(launch.channels));
-  write64(d::kCollBufferLow, launch.buffer, "buffer");
-  write64(d::kCollNextBufferLow, launch.next_buffer, "next buffer");
-  write64(d::kCollFlagsLow, launch.flags, "flags");
-  write64(d::kCollNextFlagsLow, launch.next_flags, "next flags");
-  write64(d::kCollPrevFlagsLow, launch.prev_flags, "prev flags");
-  write64(d::kCollBytesLow, launch.bytes, "bytes");
-  write(d::kCollElement, launch.element, std::string("element = ") + element_name(launch.element));
-  write(d::kCollSequence, launch.sequence, "sequence = " + std::to_string(launch.sequence));
-  write(d::kCollSliceBytes, launch.slice_bytes,
-        "slice bytes = " + std::to_string(launch.slice_bytes));
-  write(d::kCollFifoDepth, launch.fifo_depth, "FIFO depth = " + std::to_string(launch.fifo_depth));
-  write(d::kCollPollNs, launch.poll_ns,
-        "poll interval = " + std::to_string(launch.poll_ns) + " ns");
-  if (launch.gate != 0) write64(d::kCollGateLow, launch.gate, "gate");
-  if (is_direct(launch.op)) {
-    write64(d::kCollPeerStrideLow, launch.peer_stride, "peer stride");
-    write64(d::kCollPeerFlagStrideLow, launch.peer_flag_stride, "peer flag stride");
-  }
-  if (several_rings) {
-    write(d::kCollRings, static_cast<std::uint32_t>(1 + launch.more_rings.size()),
-          "rings = " + std::to_string(1 + launch.more_rings.size()));
-    write(d::kCollStride, static_cast<std::uint32_t>(launch.stride),
-          "ring 0 stride = " + std::to_string(launch.stride));
-    for (std::size_t i = 0; i < launch.more_rings.size(); ++i) {
-      const RingRoute& ring = launch.more_rings[i];
-      const int index = static_cast<int>(i) + 1;
-      const std::string what = "ring " + std::to_string(index);
-      write(d::ring_register(index, d::kRingStride), static_cast<std::uint32_t>(ring.stride),
-            what + " stride = " + std::to_string(ring.stride));
-      write64(d::ring_register(index, d::kRingNextBufferLow), ring.next_buffer,
-              what + " next buffer");
-      write64(d::ring_register(index, d::kRingNextFlagsLow), ring.next_flags, what + " next flags");
-      write64(d::ring_register(index, d::kRingPrevFlagsLow), ring.prev_flags, what + " prev flags");
-    }
-  }
+  for (const RegisterWrite& w : to_registers(launch)) write(w.offset, w.value, w.what);
   write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
-  if (launch.gate != 0) write64(d::kCollGateLow, 0, "gate cleared (the launch took its copy)");
+  if (launch.gate != 0) {
+    write(d::kCollGateLow, 0, "gate cleared (the launch took its copy) 0x0 bits 31:0");
+    write(d::kCollGateHigh, 0, "gate cleared (the launch took its copy) 0x0 bits 63:32");
+  }
   if (several_rings) {
     write(d::kCollRings, 1, "rings = 1 again (the launch took its copy)");
     write(d::kCollStride, 1, "ring 0 stride = 1 again");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "config/system_config.h"
+#include "protocol/collective_descriptor.h"
 #include "protocol/dispatcher_registers.h"
 #include "protocol/program.h"
 #include "protocol/ring.h"
@@ -82,38 +83,17 @@ std::vector<int> ring_strides_for(const SystemConfig& config, int channels);
 
 // ---- Programs ----------------------------------------------------------------------------------
 
-struct CollectiveLaunch {
-  CollectiveOp op = CollectiveOp::ReduceScatter;
-  int ranks = 0;
-  int rank = 0;
-  int channels = 1;
-  std::uint64_t dispatcher = 0;  // this rank's dispatcher MMIO block base
-  std::uint64_t buffer = 0;
-  std::uint64_t next_buffer = 0;
-  std::uint64_t flags = 0;
-  std::uint64_t next_flags = 0;
-  std::uint64_t prev_flags = 0;
-  std::uint64_t bytes = 0;
-  ElementCode element = kElementFp32;
-  std::uint32_t sequence = 1;
-  std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;
-  std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
-  std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
+// One launch of a collective on one rank: its descriptor (protocol/collective_descriptor.h) and
+// how the host issues it.
+struct CollectiveLaunch : CollectiveDescriptor {
+  std::uint64_t dispatcher = 0;      // this rank's dispatcher MMIO block base
   std::string label = "collective";  // prefixes every command's note
   int queue = 0;                     // the dispatcher's hardware queue it runs on
   bool wait = true;  // the program waits for it here (false: later, with wait_kernel())
-  // A reduce-scatter's gate word (COLL_GATE), 0 for none. A gated launch writes it before its
-  // doorbell and clears it after, so the staging descriptor does not gate a later launch.
-  std::uint64_t gate = 0;
-  // Direct ops: rank p + 1's buffer (flag area) minus rank p's.
-  std::uint64_t peer_stride = 0, peer_flag_stride = 0;
-  // Ring ops: ring 0's stride (its neighbours are next_buffer, next_flags and prev_flags above)
-  // and rings 1.. (protocol/ring.h, Several rings). A launch with more than one ring, or a stride
-  // other than 1, writes COLL_RINGS, COLL_STRIDE and the ring table before its doorbell and puts
-  // COLL_RINGS and COLL_STRIDE back to 1 after, so the staging descriptor does not spread a later
-  // launch.
-  int stride = 1;
-  std::vector<RingRoute> more_rings;
+  // A gated reduce-scatter (gate != 0) writes COLL_GATE before its doorbell and clears it after,
+  // so the staging descriptor does not gate a later launch. A launch with several_rings() writes
+  // COLL_RINGS, COLL_STRIDE and the ring table before its doorbell and puts COLL_RINGS and
+  // COLL_STRIDE back to 1 after, so the staging descriptor does not spread a later launch.
 };
 
 // Appends WriteRegister commands for KERNEL = collective and every COLL_* register, the queue's

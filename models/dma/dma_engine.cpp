@@ -27,8 +27,6 @@ struct DmaEngine::Slot {
 
 // A piece mover: one thread, one piece at a time (read, then write or update).
 struct DmaEngine::Lane {
-  sc_core::sc_event start;
-  bool busy = false;
   std::uint64_t source = 0, destination = 0;
   std::uint32_t bytes = 0;
   Op op = Op::Write;
@@ -47,6 +45,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
       gpu_(gpu),
       prefix_("gpu" + std::to_string(gpu) + " dma: "),
       descriptors_(kDescriptors),
+      lanes_(basename(), [this](Lane& lane) { serve(lane); }),
       errors_(kMsgType, kMaxErrorMessages) {
   if (config.outstanding_bytes < 1) {
     throw ConfigError("dma.outstanding_bytes: must be at least 1");
@@ -211,7 +210,7 @@ void DmaEngine::run(const Job& job, Slot& slot) {
     }
     buffer_bytes_ += bytes;
     stats_.max_buffer_bytes = std::max(stats_.max_buffer_bytes, buffer_bytes_);
-    Lane& lane = idle_lane();
+    Lane& lane = lanes_.acquire();
     lane.source = request.source + offset;
     lane.destination = request.destination + offset;
     lane.bytes = bytes;
@@ -220,11 +219,10 @@ void DmaEngine::run(const Job& job, Slot& slot) {
     lane.tag = request.tag;
     lane.descriptor = request.descriptor;
     lane.slot = &slot;
-    lane.busy = true;
     ++slot.outstanding;
     ++pieces_in_flight_;
     stats_.max_pieces_in_flight = std::max(stats_.max_pieces_in_flight, pieces_in_flight_);
-    lane.start.notify();
+    lanes_.start(lane);
     offset += bytes;
   }
   while (slot.outstanding > 0) wait(slot.done);
@@ -235,33 +233,15 @@ void DmaEngine::run(const Job& job, Slot& slot) {
   if (descriptor) descriptor->state = slot.error ? kStateFailed : kStateDone;
 }
 
-DmaEngine::Lane& DmaEngine::idle_lane() {
-  if (!idle_lanes_.empty()) {
-    Lane* lane = idle_lanes_.back();
-    idle_lanes_.pop_back();
-    return *lane;
-  }
-  lanes_.push_back(std::make_unique<Lane>());
-  Lane* lane = lanes_.back().get();
-  sc_core::sc_spawn(
-      [this, lane] { this->lane(*lane); },
-      (std::string(basename()) + "_lane" + std::to_string(lanes_.size() - 1)).c_str());
-  return *lane;
-}
-
-void DmaEngine::lane(Lane& lane) {
-  for (;;) {
-    while (!lane.busy) wait(lane.start);
-    move(lane);
-    buffer_bytes_ -= lane.bytes;
-    buffer_freed_.notify();
-    Slot& slot = *lane.slot;
-    lane.busy = false;
-    idle_lanes_.push_back(&lane);
-    --pieces_in_flight_;
-    --slot.outstanding;
-    slot.done.notify();
-  }
+void DmaEngine::serve(Lane& lane) {
+  move(lane);
+  buffer_bytes_ -= lane.bytes;
+  buffer_freed_.notify();
+  Slot& slot = *lane.slot;
+  lanes_.release(lane);
+  --pieces_in_flight_;
+  --slot.outstanding;
+  slot.done.notify();
 }
 
 void DmaEngine::move(Lane& lane) {

@@ -45,6 +45,7 @@
 #include <tlm>
 
 #include "config/system_config.h"
+#include "models/common/lane_pool.h"
 #include "protocol/dma_registers.h"
 #include "tlm_interconnect/error_log.h"
 #include "tlm_interconnect/memory_events.h"
@@ -137,9 +138,8 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   void enqueue(const DmaRequest& request, bool doorbell);
   void worker();  // SC_THREAD x in_flight: runs transfers
   void run(const Job& job, Slot& slot);
-  void lane(Lane& lane);  // a piece mover, spawned on demand
-  void move(Lane& lane);  // reads then writes/updates one piece
-  Lane& idle_lane();
+  void serve(Lane& lane);  // one piece, in its lane's thread
+  void move(Lane& lane);   // reads then writes/updates one piece
   // A request issued now is urgent (T3Extension::urgent): the buffer, the issuing piece's bytes
   // included, holds more than dma.urgent_fill of its capacity.
   bool urgent() const { return buffer_bytes_ > urgent_above_; }
@@ -157,8 +157,7 @@ class DmaEngine : public RegisterBlock, public DmaTriggerIf {
   std::uint64_t pieces_in_flight_ = 0;
   sc_core::sc_event queue_event_;
   sc_core::sc_event idle_event_;
-  std::vector<std::unique_ptr<Lane>> lanes_;
-  std::vector<Lane*> idle_lanes_;
+  LanePool<Lane> lanes_;
   PayloadPool pool_;
   DmaStats stats_;
   std::vector<DmaTransfer> transfers_;

@@ -9,6 +9,20 @@ namespace t3 {
 
 using namespace dispatcher;
 
+namespace {
+
+std::uint32_t collective_reset(std::uint64_t offset) {
+  if (offset == kCollSliceBytes) return kDefaultSliceBytes;
+  if (offset == kCollFifoDepth) return kDefaultFifoDepth;
+  if (offset == kCollPollNs) return kDefaultPollNs;
+  if (offset == kCollRings || offset == kCollStride) return 1;
+  const bool ring_table = offset >= kCollRing && offset < ring_register(kMaxRings, 0);
+  if (ring_table && (offset - kCollRing) % kCollRingStride == kRingStride) return 1;
+  return 0;
+}
+
+}  // namespace
+
 Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map,
                        int gpu, sc_core::sc_time mmio_latency)
     : RegisterBlock(name, mmio_latency),
@@ -31,6 +45,17 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   auto rw64 = [this](std::uint64_t offset, const std::string& reg, const std::string& doc,
                      std::uint64_t& f) { add_rw64(offset, reg, doc, f); };
   Descriptor& d = descriptor_;
+  // A COLL_* register: a word of d.collective, at its reset value (the tunables' defaults, one
+  // ring of stride 1, 0 otherwise).
+  const auto coll = [this, &d](std::uint64_t offset, const std::string& reg,
+                               const std::string& doc) {
+    add_rw(offset, reg, doc, d.collective[offset] = collective_reset(offset));
+  };
+  const auto coll64 = [&coll](std::uint64_t offset, const std::string& reg,
+                              const std::string& doc) {
+    coll(offset, reg + "_LO", doc + ", bits 31:0");
+    coll(offset + 4, reg + "_HI", doc + ", bits 63:32");
+  };
   Queue& first = queues_[0];
   ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", first.status);
   ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", first.error);
@@ -72,62 +97,49 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     rw(entry + kOutOp, reg + "_OP", chunk + ": 0 store, 1 update (add)", out.op);
     rw(entry + kOutFlags, reg + "_FLAGS", chunk + ": bit 0 uncached, bit 1 tagged", out.flags);
   }
-  rw(kCollOp, "COLL_OP",
-     "collective: 0 reduce-scatter, 1 all-gather, 2 direct reduce-scatter, 3 direct all-gather, "
-     "4 add (BUFFER += NEXT_BUFFER)",
-     d.coll_op);
-  rw(kCollRanks, "COLL_RANKS", "collective: ring size n (2..256)", d.ranks);
-  rw(kCollRank, "COLL_RANK", "collective: this GPU's ring position (0..n-1)", d.rank);
-  rw(kCollChannels, "COLL_CHANNELS", "collective: workgroups (channels), 1..64", d.channels);
-  rw64(kCollBufferLow, "COLL_BUFFER", "collective: local buffer base (n chunks)", d.buffer);
-  rw64(kCollNextBufferLow, "COLL_NEXT_BUFFER", "collective: next ring GPU's buffer base",
-       d.next_buffer);
-  rw64(kCollFlagsLow, "COLL_FLAGS", "collective: local flag area base (16 bytes per channel)",
-       d.flags);
-  rw64(kCollNextFlagsLow, "COLL_NEXT_FLAGS", "collective: next ring GPU's flag area base",
-       d.next_flags);
-  rw64(kCollPrevFlagsLow, "COLL_PREV_FLAGS", "collective: previous ring GPU's flag area base",
-       d.prev_flags);
-  rw64(kCollBytesLow, "COLL_BYTES",
-       "collective: buffer bytes (n chunks, any whole number of elements)", d.bytes);
-  rw(kCollElement, "COLL_ELEMENT", "collective: element type: 0 fp32, 1 fp16, 2 bf16",
-     d.coll_element);
-  rw(kCollSequence, "COLL_SEQUENCE", "collective: launch sequence number (>= 1, growing)",
-     d.sequence);
-  rw(kCollSliceBytes, "COLL_SLICE_BYTES",
-     "collective: bytes per flag and FIFO entry, per channel (multiple of 4; resets to 128 KiB)",
-     d.slice_bytes);
-  rw(kCollFifoDepth, "COLL_FIFO_DEPTH",
-     "collective: receive FIFO entries per channel (resets to 8)", d.fifo_depth);
-  rw(kCollPollNs, "COLL_POLL_NS", "collective: ns between flag polls (>= 1; resets to 100)",
-     d.poll_ns);
-  rw64(kCollGateLow, "COLL_GATE",
-       "collective: gate word reduce-scatter steps wait on (0: none; resets to 0)", d.gate);
-  rw64(kCollPeerStrideLow, "COLL_PEER_STRIDE",
-       "direct collective: rank p + 1's buffer minus rank p's (two's complement)", d.peer_stride);
-  rw64(kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE",
-       "direct collective: rank p + 1's flag area minus rank p's (two's complement)",
-       d.peer_flag_stride);
-  rw(kCollRings, "COLL_RINGS",
-     "ring collective: rings the channels are spread over, channel c on ring c mod RINGS "
-     "(1..8, at most COLL_CHANNELS; resets to 1)",
-     d.rings);
-  rw(kCollStride, "COLL_STRIDE",
-     "ring collective: ring 0's stride, data flows rank r -> r + stride (coprime with "
-     "COLL_RANKS; resets to 1)",
-     d.stride);
+  coll(kCollOp, "COLL_OP",
+       "collective: 0 reduce-scatter, 1 all-gather, 2 direct reduce-scatter, 3 direct all-gather, "
+       "4 add (BUFFER += NEXT_BUFFER)");
+  coll(kCollRanks, "COLL_RANKS", "collective: ring size n (2..256)");
+  coll(kCollRank, "COLL_RANK", "collective: this GPU's ring position (0..n-1)");
+  coll(kCollChannels, "COLL_CHANNELS", "collective: workgroups (channels), 1..64");
+  coll64(kCollBufferLow, "COLL_BUFFER", "collective: local buffer base (n chunks)");
+  coll64(kCollNextBufferLow, "COLL_NEXT_BUFFER", "collective: next ring GPU's buffer base");
+  coll64(kCollFlagsLow, "COLL_FLAGS", "collective: local flag area base (16 bytes per channel)");
+  coll64(kCollNextFlagsLow, "COLL_NEXT_FLAGS", "collective: next ring GPU's flag area base");
+  coll64(kCollPrevFlagsLow, "COLL_PREV_FLAGS", "collective: previous ring GPU's flag area base");
+  coll64(kCollBytesLow, "COLL_BYTES",
+         "collective: buffer bytes (n chunks, any whole number of elements)");
+  coll(kCollElement, "COLL_ELEMENT", "collective: element type: 0 fp32, 1 fp16, 2 bf16");
+  coll(kCollSequence, "COLL_SEQUENCE", "collective: launch sequence number (>= 1, growing)");
+  coll(kCollSliceBytes, "COLL_SLICE_BYTES",
+       "collective: bytes per flag and FIFO entry, per channel (multiple of 4; resets to 128 KiB)");
+  coll(kCollFifoDepth, "COLL_FIFO_DEPTH",
+       "collective: receive FIFO entries per channel (resets to 8)");
+  coll(kCollPollNs, "COLL_POLL_NS", "collective: ns between flag polls (>= 1; resets to 100)");
+  coll64(kCollGateLow, "COLL_GATE",
+         "collective: gate word reduce-scatter steps wait on (0: none; resets to 0)");
+  coll64(kCollPeerStrideLow, "COLL_PEER_STRIDE",
+         "direct collective: rank p + 1's buffer minus rank p's (two's complement)");
+  coll64(kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE",
+         "direct collective: rank p + 1's flag area minus rank p's (two's complement)");
+  coll(kCollRings, "COLL_RINGS",
+       "ring collective: rings the channels are spread over, channel c on ring c mod RINGS "
+       "(1..8, at most COLL_CHANNELS; resets to 1)");
+  coll(kCollStride, "COLL_STRIDE",
+       "ring collective: ring 0's stride, data flows rank r -> r + stride (coprime with "
+       "COLL_RANKS; resets to 1)");
   for (int i = 1; i < static_cast<int>(kMaxRings); ++i) {
-    Descriptor::RingEntry& entry = d.ring_table[static_cast<std::size_t>(i - 1)];
     const std::string reg = "COLL_RING" + std::to_string(i) + "_";
     const std::string ring = "ring collective: ring " + std::to_string(i) + "'s ";
-    rw(ring_register(i, kRingStride), reg + "STRIDE",
-       ring + "stride (coprime with COLL_RANKS; resets to 1)", entry.stride);
-    rw64(ring_register(i, kRingNextBufferLow), reg + "NEXT_BUFFER",
-         ring + "next GPU's (rank r + stride) buffer base", entry.next_buffer);
-    rw64(ring_register(i, kRingNextFlagsLow), reg + "NEXT_FLAGS",
-         ring + "next GPU's flag area base", entry.next_flags);
-    rw64(ring_register(i, kRingPrevFlagsLow), reg + "PREV_FLAGS",
-         ring + "previous GPU's (rank r - stride) flag area base", entry.prev_flags);
+    coll(ring_register(i, kRingStride), reg + "STRIDE",
+         ring + "stride (coprime with COLL_RANKS; resets to 1)");
+    coll64(ring_register(i, kRingNextBufferLow), reg + "NEXT_BUFFER",
+           ring + "next GPU's (rank r + stride) buffer base");
+    coll64(ring_register(i, kRingNextFlagsLow), reg + "NEXT_FLAGS",
+           ring + "next GPU's flag area base");
+    coll64(ring_register(i, kRingPrevFlagsLow), reg + "PREV_FLAGS",
+           ring + "previous GPU's (rank r - stride) flag area base");
   }
   rw64(kStreamSrcLow, "STREAM_SRC", "stream: input base address", d.src);
   rw64(kStreamReadBytesLow, "STREAM_READ_BYTES", "stream: input bytes", d.read_bytes);
@@ -238,122 +250,100 @@ LaunchError Dispatcher::validate(Kernel& kernel) const {
 }
 
 LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
-  const Descriptor& d = descriptor_;
-  if (d.coll_op > kAdd || d.coll_element > 2) return kBadKernel;
-  if (d.bytes == 0 || d.channels == 0) return kZeroSize;
-  const auto element = static_cast<ElementType>(d.coll_element);
+  CollectiveDescriptor c;
+  try {
+    c = from_registers([this](std::uint64_t offset) { return descriptor_.collective.at(offset); });
+  } catch (const CollectiveDecodeError& error) {
+    return error.kind() == CollectiveDecodeError::Kind::UnknownCode ? kBadKernel : kBadCollective;
+  }
+  if (c.bytes == 0 || c.channels == 0) return kZeroSize;
+  const auto element = static_cast<ElementType>(c.element);
   const std::uint64_t eb = element_bytes(element);
   // Any whole number of elements: chunks and channel ranges may be uneven or empty (ring.h).
-  if (d.ranks < 2 || d.ranks > kMaxRanks || d.rank >= d.ranks || d.channels > kMaxChannels ||
-      d.bytes % eb != 0 || d.slice_bytes == 0 || d.slice_bytes % 4 != 0 || d.fifo_depth == 0 ||
-      d.sequence == 0 || d.poll_ns == 0) {
+  if (c.ranks < 2 || c.ranks > static_cast<int>(kMaxRanks) || c.rank < 0 || c.rank >= c.ranks ||
+      c.channels < 0 || c.channels > static_cast<int>(kMaxChannels) || c.bytes % eb != 0 ||
+      c.slice_bytes == 0 || c.slice_bytes % 4 != 0 || c.fifo_depth == 0 || c.sequence == 0 ||
+      c.poll_ns == 0) {
     return kBadCollective;
   }
   // Every send of a channel is counted in the 32 bits of a flag. The buffer must lie in one HBM
   // window (checked below), so its element count fits an int64 here.
   const auto elements =
-      static_cast<std::int64_t>(std::min<std::uint64_t>(d.bytes / eb, 1ull << 62));
-  const auto slice_elements = static_cast<std::int64_t>(d.slice_bytes / eb);
-  for (std::uint32_t channel = 0; channel < d.channels; ++channel) {
+      static_cast<std::int64_t>(std::min<std::uint64_t>(c.bytes / eb, 1ull << 62));
+  const auto slice_elements = static_cast<std::int64_t>(c.slice_bytes / eb);
+  for (int channel = 0; channel < c.channels; ++channel) {
     const std::int64_t slices =
-        channel_slices(elements, static_cast<int>(d.ranks), static_cast<int>(d.channels),
-                       static_cast<int>(channel), slice_elements);
-    if (static_cast<std::uint64_t>(slices) * (d.ranks - 1) >= (1ull << 32)) return kBadCollective;
+        channel_slices(elements, c.ranks, c.channels, channel, slice_elements);
+    if (static_cast<std::uint64_t>(slices) * static_cast<std::uint64_t>(c.ranks - 1) >=
+        (1ull << 32)) {
+      return kBadCollective;
+    }
   }
 
-  const auto op = static_cast<CollectiveOp>(d.coll_op);
-  const bool ring_op = op == CollectiveOp::ReduceScatter || op == CollectiveOp::AllGather;
-  std::vector<RingRoute> routes = ring_op ? rings() : std::vector<RingRoute>{};
+  const CollectiveAlgorithm algorithm = c.algorithm();
   // A gate opens chunks in the order of one ring's steps, which differs from ring to ring.
-  if (ring_op && (routes.empty() || (d.gate != 0 && routes.size() > 1))) return kBadCollective;
+  if (algorithm == CollectiveAlgorithm::Ring &&
+      (!rings_valid(c) || (c.gate != 0 && c.ring_count() > 1))) {
+    return kBadCollective;
+  }
   bool hbm_flags = false;
-  const bool mapped =
-      op == CollectiveOp::Add
-          ? mapped_bytes(d.buffer, d.bytes, false) && mapped_bytes(d.next_buffer, d.bytes, false)
-          : (is_direct(op) ? direct_areas_mapped(&hbm_flags) : ring_areas_mapped(&hbm_flags));
+  bool mapped = false;
+  switch (algorithm) {
+    case CollectiveAlgorithm::Ring:
+      mapped = ring_areas_mapped(c, &hbm_flags);
+      break;
+    case CollectiveAlgorithm::Direct:
+      mapped = direct_areas_mapped(c, &hbm_flags);
+      break;
+    case CollectiveAlgorithm::Add:
+      mapped =
+          mapped_bytes(c.buffer, c.bytes, false) && mapped_bytes(c.next_buffer, c.bytes, false);
+      break;
+  }
   if (!mapped) return kUnmappedBuffer;
 
   kernel.kind = kCollective;
-  CollectiveKernel& c = kernel.collective;
-  c.op = op;
-  c.ranks = static_cast<int>(d.ranks);
-  c.rank = static_cast<int>(d.rank);
-  c.channels = static_cast<int>(d.channels);
-  c.buffer = d.buffer;
-  c.next_buffer = d.next_buffer;
-  c.flags = d.flags;
-  c.next_flags = d.next_flags;
-  c.prev_flags = d.prev_flags;
-  c.bytes = d.bytes;
-  c.element = element;
-  c.sequence = d.sequence;
-  c.slice_bytes = d.slice_bytes;
-  c.fifo_depth = d.fifo_depth;
-  c.poll_ns = d.poll_ns;
-  c.gate = op == CollectiveOp::ReduceScatter ? d.gate : 0;
-  c.hbm_flags = hbm_flags;
-  c.peer_stride = is_direct(op) ? d.peer_stride : 0;
-  c.peer_flag_stride = is_direct(op) ? d.peer_flag_stride : 0;
-  c.rings = std::move(routes);
+  kernel.collective = CollectiveKernel(std::move(c), hbm_flags);
   return kNoError;
 }
 
-std::vector<RingRoute> Dispatcher::rings() const {
-  const Descriptor& d = descriptor_;
-  if (d.rings < 1 || d.rings > kMaxRings || d.rings > d.channels) return {};
-  std::vector<RingRoute> routes;
-  const auto stride_ok = [&](std::uint32_t stride) {
-    return stride < d.ranks &&
-           hamiltonian_stride(static_cast<int>(stride), static_cast<int>(d.ranks));
-  };
-  if (!stride_ok(d.stride)) return {};
-  routes.push_back({static_cast<int>(d.stride), d.next_buffer, d.next_flags, d.prev_flags});
-  for (std::uint32_t i = 1; i < d.rings; ++i) {
-    const Descriptor::RingEntry& entry = d.ring_table[i - 1];
-    if (!stride_ok(entry.stride)) return {};
-    routes.push_back(
-        {static_cast<int>(entry.stride), entry.next_buffer, entry.next_flags, entry.prev_flags});
+bool Dispatcher::rings_valid(const CollectiveDescriptor& c) {
+  if (c.ring_count() > c.channels) return false;
+  for (int ring = 0; ring < c.ring_count(); ++ring) {
+    if (!hamiltonian_stride(c.ring(ring).stride, c.ranks)) return false;
   }
-  return routes;
+  return true;
 }
 
-bool Dispatcher::ring_areas_mapped(bool* hbm_flags) const {
-  const Descriptor& d = descriptor_;
-  const bool reduce_scatter = d.coll_op == kReduceScatter;
-  const std::uint64_t fifo_bytes =
-      receive_area_bytes(static_cast<int>(d.channels), d.fifo_depth, d.slice_bytes);
-  const std::uint64_t flag_bytes = flag_area_bytes(static_cast<int>(d.channels));
+bool Dispatcher::ring_areas_mapped(const CollectiveDescriptor& c, bool* hbm_flags) const {
+  const bool reduce_scatter = c.op == CollectiveOp::ReduceScatter;
+  const std::uint64_t fifo_bytes = receive_area_bytes(c.channels, c.fifo_depth, c.slice_bytes);
+  const std::uint64_t flag_bytes = flag_area_bytes(c.channels);
   const auto flags_ok = [&](std::uint64_t flags) {
     return mapped_bytes(flags, flag_bytes, true, hbm_flags) && flags % 8 == 0;
   };
   // Every ring's neighbours (the rings' validity is checked before this).
-  for (const RingRoute& ring : rings()) {
-    if (!mapped_bytes(ring.next_buffer, d.bytes, false) ||
+  for (int index = 0; index < c.ring_count(); ++index) {
+    const RingRoute ring = c.ring(index);
+    if (!mapped_bytes(ring.next_buffer, c.bytes, false) ||
         (reduce_scatter &&
-         !mapped_bytes(receive_area(ring.next_buffer, d.bytes), fifo_bytes, false)) ||
+         !mapped_bytes(receive_area(ring.next_buffer, c.bytes), fifo_bytes, false)) ||
         !flags_ok(ring.next_flags) || !flags_ok(ring.prev_flags)) {
       return false;
     }
   }
-  return mapped_bytes(d.buffer, d.bytes, false) &&
-         (!reduce_scatter || mapped_bytes(receive_area(d.buffer, d.bytes), fifo_bytes, false)) &&
-         flags_ok(d.flags) &&
-         (d.gate == 0 || (mapped_bytes(d.gate, 8, true, hbm_flags) && d.gate % 8 == 0));
+  return mapped_bytes(c.buffer, c.bytes, false) &&
+         (!reduce_scatter || mapped_bytes(receive_area(c.buffer, c.bytes), fifo_bytes, false)) &&
+         flags_ok(c.flags) &&
+         (c.gate == 0 || (mapped_bytes(c.gate, 8, true, hbm_flags) && c.gate % 8 == 0));
 }
 
 // Every rank's buffer and direct flag area, as the strides place them (protocol/ring.h, Direct).
-bool Dispatcher::direct_areas_mapped(bool* hbm_flags) const {
-  const Descriptor& d = descriptor_;
-  const std::uint64_t flag_bytes =
-      direct_flag_area_bytes(static_cast<int>(d.channels), static_cast<int>(d.ranks));
-  for (std::uint32_t p = 0; p < d.ranks; ++p) {
-    const auto moved = [&](std::uint64_t base, std::uint64_t stride) {
-      return base + static_cast<std::uint64_t>(static_cast<std::int64_t>(p) -
-                                               static_cast<std::int64_t>(d.rank)) *
-                        stride;
-    };
-    const std::uint64_t flags = moved(d.flags, d.peer_flag_stride);
-    if (!mapped_bytes(moved(d.buffer, d.peer_stride), d.bytes, false) ||
+bool Dispatcher::direct_areas_mapped(const CollectiveDescriptor& c, bool* hbm_flags) const {
+  const std::uint64_t flag_bytes = direct_flag_area_bytes(c.channels, c.ranks);
+  for (int p = 0; p < c.ranks; ++p) {
+    const std::uint64_t flags = c.peer_flags(p);
+    if (!mapped_bytes(c.peer_buffer(p), c.bytes, false) ||
         !mapped_bytes(flags, flag_bytes, true, hbm_flags) || flags % 8 != 0) {
       return false;
     }

@@ -24,6 +24,7 @@
 
 #include "config/system_config.h"
 #include "models/sm/work_item.h"
+#include "protocol/collective_descriptor.h"
 #include "protocol/dispatcher_registers.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/register_block.h"
@@ -87,21 +88,9 @@ class Dispatcher : public RegisterBlock {
       std::uint32_t op = 0, flags = 0;
     };
     std::vector<Out> out = std::vector<Out>(dispatcher::kMaxChunks);
-    // Collective (KERNEL = kCollective).
-    std::uint32_t coll_op = 0, ranks = 0, rank = 0, channels = 0, coll_element = 0, sequence = 0;
-    std::uint64_t buffer = 0, next_buffer = 0, flags = 0, next_flags = 0, prev_flags = 0;
-    std::uint64_t bytes = 0;
-    std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;
-    std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;
-    std::uint32_t poll_ns = dispatcher::kDefaultPollNs;
-    std::uint64_t gate = 0;
-    std::uint64_t peer_stride = 0, peer_flag_stride = 0;
-    std::uint32_t rings = 1, stride = 1;  // ring 0's stride; rings 1.. in ring_table
-    struct RingEntry {
-      std::uint32_t stride = 1;
-      std::uint64_t next_buffer = 0, next_flags = 0, prev_flags = 0;
-    };
-    std::vector<RingEntry> ring_table = std::vector<RingEntry>(dispatcher::kMaxRings - 1);
+    // Collective (KERNEL = kCollective): the COLL_* registers by offset, as written; a doorbell
+    // reads them with from_registers (protocol/collective_descriptor.h).
+    std::map<std::uint64_t, std::uint32_t> collective;
     // Streaming kernel (KERNEL = kStream).
     std::uint64_t src = 0, read_bytes = 0, dst = 0, write_bytes = 0, stream_flops = 0;
     std::uint32_t stream_workgroups = 0, stream_ops = dispatcher::kDefaultStreamOps;
@@ -117,11 +106,10 @@ class Dispatcher : public RegisterBlock {
   dispatcher::LaunchError validate_collective(Kernel& kernel) const;
   // Whether a collective's buffers, FIFOs and flag areas lie in mapped memory; `hbm_flags` is set
   // if a flag area lies in HBM.
-  bool ring_areas_mapped(bool* hbm_flags) const;
-  // The rings of a ring op as the registers give them (ring 0 first); empty if COLL_RINGS or a
-  // stride is out of range.
-  std::vector<RingRoute> rings() const;
-  bool direct_areas_mapped(bool* hbm_flags) const;
+  bool ring_areas_mapped(const CollectiveDescriptor& c, bool* hbm_flags) const;
+  bool direct_areas_mapped(const CollectiveDescriptor& c, bool* hbm_flags) const;
+  // Every ring of a ring op within COLL_CHANNELS, and every stride coprime with COLL_RANKS.
+  static bool rings_valid(const CollectiveDescriptor& c);
   dispatcher::LaunchError validate_stream(Kernel& kernel) const;
   bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;
   // [address, address + bytes) inside one GPU's HBM window, or (allow_mmio) its MMIO window.

@@ -32,6 +32,7 @@ Sm::Sm(sc_core::sc_module_name name, const SmConfig& config, SimMode mode, int g
       mode_(mode),
       gpu_(gpu),
       index_(sm_index),
+      lanes_(basename(), [this](Lane& lane) { serve(lane); }),
       faults_(kMsgType, kReportedFaults) {
   if (config.occupancy < 1) throw ConfigError("sm.occupancy: must be at least 1");
   if (config.request_bytes < 4) throw ConfigError("sm.request_bytes: must be at least 4");
@@ -307,12 +308,10 @@ T3Extension Sm::gemm_read(ElementType element) const {
 
 // ---- Requests in flight -------------------------------------------------------------------------
 
-// A request thread: one request at a time, from its issue to its completion (an MSHR with the
-// thread that waits for it). Lanes are spawned on demand and reused, so an SM has as many as it
-// ever had requests in flight at once.
+// A request thread's request: one at a time, from its issue to its completion (an MSHR with the
+// thread that waits for it). Lanes are spawned on demand and reused (LanePool), so an SM has as
+// many as it ever had requests in flight at once.
 struct Sm::Lane {
-  sc_core::sc_event start;
-  bool busy = false;
   tlm::tlm_generic_payload* payload = nullptr;
   sc_core::sc_time arrival;       // when the request has passed the SM's port
   unsigned char* into = nullptr;  // a read's destination (functional mode)
@@ -352,66 +351,47 @@ void Sm::issue(Slot& slot, std::uint64_t address, std::uint64_t bytes, const T3E
     tlm::tlm_generic_payload* payload =
         make_payload(pool_, address + done_bytes, static_cast<std::size_t>(piece), extension);
     if (from) std::memcpy(payload->get_data_ptr(), from + done_bytes, piece);
-    Lane& lane = idle_lane();
+    Lane& lane = lanes_.acquire();
     lane.payload = payload;
     lane.arrival = reserve_port(load, piece);
     lane.into = into ? into + done_bytes : nullptr;
     lane.slot = &slot;
     lane.ticket = ticket;
-    lane.busy = true;
     ++slot.all.outstanding;
     if (ticket) ++ticket->outstanding;
-    lane.start.notify();
+    lanes_.start(lane);
     done_bytes += piece;
   }
 }
 
-Sm::Lane& Sm::idle_lane() {
-  if (!idle_lanes_.empty()) {
-    Lane* lane = idle_lanes_.back();
-    idle_lanes_.pop_back();
-    return *lane;
-  }
-  lanes_.push_back(std::make_unique<Lane>());
-  Lane* lane = lanes_.back().get();
-  sc_core::sc_spawn(
-      [this, lane] { lane_thread(*lane); },
-      (std::string(basename()) + "_lane" + std::to_string(lanes_.size() - 1)).c_str());
-  return *lane;
-}
-
-void Sm::lane_thread(Lane& lane) {
+void Sm::serve(Lane& lane) {
   const auto complete = [](Ticket& ticket) {
     if (--ticket.outstanding == 0) ticket.done.notify();
   };
-  for (;;) {
-    while (!lane.busy) wait(lane.start);
-    tlm::tlm_generic_payload& payload = *lane.payload;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    sc_core::sc_time delay = lane.arrival > now ? lane.arrival - now : sc_core::SC_ZERO_TIME;
-    socket->b_transport(payload, delay);
-    if (delay > sc_core::SC_ZERO_TIME) wait(delay);
-    const std::uint64_t bytes = payload.get_data_length();
-    Slot& slot = *lane.slot;
-    if (!payload.is_response_ok()) {
-      record_fault(payload, *slot.result);
-    } else if (payload.is_read()) {
-      if (lane.into) std::memcpy(lane.into, payload.get_data_ptr(), bytes);
-      stats_.bytes_read += bytes;
-      ++stats_.reads;
-    } else {
-      stats_.bytes_written += bytes;
-      ++stats_.writes;
-    }
-    payload.release();
-    inflight_bytes_ -= bytes;
-    room_.notify();
-    Ticket* ticket = lane.ticket;
-    lane.busy = false;
-    idle_lanes_.push_back(&lane);
-    if (ticket) complete(*ticket);
-    complete(slot.all);
+  tlm::tlm_generic_payload& payload = *lane.payload;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  sc_core::sc_time delay = lane.arrival > now ? lane.arrival - now : sc_core::SC_ZERO_TIME;
+  socket->b_transport(payload, delay);
+  if (delay > sc_core::SC_ZERO_TIME) wait(delay);
+  const std::uint64_t bytes = payload.get_data_length();
+  Slot& slot = *lane.slot;
+  if (!payload.is_response_ok()) {
+    record_fault(payload, *slot.result);
+  } else if (payload.is_read()) {
+    if (lane.into) std::memcpy(lane.into, payload.get_data_ptr(), bytes);
+    stats_.bytes_read += bytes;
+    ++stats_.reads;
+  } else {
+    stats_.bytes_written += bytes;
+    ++stats_.writes;
   }
+  payload.release();
+  inflight_bytes_ -= bytes;
+  room_.notify();
+  Ticket* ticket = lane.ticket;
+  lanes_.release(lane);
+  if (ticket) complete(*ticket);
+  complete(slot.all);
 }
 
 bool Sm::await(Slot& slot, Ticket& ticket) {
@@ -472,66 +452,40 @@ bool Sm::wait_flag(Slot& slot, std::uint64_t address, std::uint64_t expected, st
 
 // ---- Ring collectives ---------------------------------------------------------------------------
 
-// One channel's view of a ring collective launch (protocol/ring.h): its share of every chunk, its
-// slices, the extensions of its five kinds of access and its flag words. Made once per workgroup
-// by make_ring_channel; the steps below only read it, but for the flag values last seen.
-struct Sm::RingChannel {
-  explicit RingChannel(const CollectiveKernel& kernel) : k(kernel) {}
-  const CollectiveKernel& k;
-  int channel = 0;
-  int stride = 1;                  // of its ring: data flows rank r -> r + stride
-  std::uint64_t next_buffer = 0;   // its ring's next rank's buffer
-  std::uint64_t next_receive = 0;  // and receive FIFO
-  bool functional = false;
-  bool reduce_scatter = false;
-  std::int64_t eb = 0;              // bytes per element
-  std::int64_t elements = 0;        // of the whole buffer
-  std::int64_t slice_elements = 0;  // of a full slice
-  std::int64_t slices = 0;          // the channel runs, each with every ring step
-  std::int64_t piece_elements = 0;  // of one request
-  sc_core::sc_time interval;        // between flag polls
-  // Communication traffic. Local data goes through this GPU's L2; stores into next's HBM and every
-  // flag access bypass it (protocol/ring.h, Traffic).
-  T3Extension local_read, local_write, remote_write, flag_read, flag_write;
-  std::uint64_t ready = 0, ack = 0;  // this channel's flag words here,
-  std::uint64_t next_ready = 0;      // the READY it sets at next,
-  std::uint64_t prev_ack = 0;        // the ACK it sets at prev
-  std::uint64_t seen_ready = 0, seen_ack = 0, seen_gate = 0;
+// The slot's services a collective algorithm uses, bound to the workgroup it runs.
+class Sm::SlotOps : public ChannelOps {
+ public:
+  SlotOps(Sm& sm, Slot& slot, WgDone& result) : sm_(sm), slot_(slot), result_(result) {}
+  bool post_flag(std::uint64_t address, std::uint64_t value,
+                 const T3Extension& extension) override {
+    return sm_.post_flag(slot_, address, value, extension);
+  }
+  bool wait_flag(std::uint64_t address, std::uint64_t expected, std::uint64_t& seen,
+                 const T3Extension& extension, sc_core::sc_time interval) override {
+    return sm_.wait_flag(slot_, address, expected, seen, extension, interval, result_);
+  }
+  bool fence() override { return sm_.fence(slot_); }
+  bool move_pieces(RingChannel& channel, const RingMove& move, std::uint32_t ack) override {
+    return sm_.move_pieces(slot_, channel, move, ack, result_);
+  }
+  bool direct_move(RingChannel& channel, const std::vector<DirectSource>& sources,
+                   std::uint64_t destination, std::int64_t count) override {
+    return sm_.direct_move(slot_, channel, sources, destination, count);
+  }
+  bool faulted() const override { return result_.fault; }
 
-  std::uint64_t flag(std::uint32_t count) const { return flag_value(k.sequence, count); }
-  // The part of slice `slice` of this channel's range of `chunk`, in elements from the chunk's
-  // start: empty past the end of the range (the chunk is smaller than the one that sets `slices`).
-  ElementRange slice_of(int chunk, std::int64_t slice) const {
-    const ElementRange range =
-        channel_range(chunk_range(elements, k.ranks, chunk).size(), k.channels, channel);
-    const std::int64_t first = range.first + slice * slice_elements;
-    return {first, std::max(first, std::min(first + slice_elements, range.end))};
-  }
-  // Element `element` of chunk `chunk` in the buffer at `buffer`.
-  std::uint64_t address(std::uint64_t buffer, int chunk, std::int64_t element) const {
-    return buffer +
-           static_cast<std::uint64_t>((chunk_range(elements, k.ranks, chunk).first + element) * eb);
-  }
-  std::uint64_t fifo(std::uint64_t receive, std::uint32_t send) const {
-    return fifo_entry(receive, channel, k.fifo_depth, k.slice_bytes, send % k.fifo_depth);
-  }
+ private:
+  Sm& sm_;
+  Slot& slot_;
+  WgDone& result_;
 };
 
-// What one ring step does with its slice's data: read `source` (and, when it reduces, the
-// received partial at `received`), add them, store the result at `destination`.
-struct Sm::RingMove {
-  std::uint64_t source = 0, received = 0, destination = 0;
-  std::int64_t count = 0;  // elements; 0: flags only
-  bool reduce = false;
-  const T3Extension* store = nullptr;
-};
-
-Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) const {
+RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) const {
   RingChannel c(k);
   c.channel = channel;
   c.functional = mode_ == SimMode::Functional;
   c.reduce_scatter = is_reduce_scatter(k.op);
-  c.eb = static_cast<std::int64_t>(element_bytes(k.element));
+  c.eb = static_cast<std::int64_t>(element_bytes(k.element_type()));
   c.elements = static_cast<std::int64_t>(k.bytes) / c.eb;
   c.slice_elements = k.slice_bytes / c.eb;
   c.slices = channel_slices(c.elements, k.ranks, k.channels, channel, c.slice_elements);
@@ -540,7 +494,7 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   c.interval = sc_core::sc_time(static_cast<double>(k.poll_ns), sc_core::SC_NS);
 
   T3Extension base;
-  base.element = k.element;
+  base.element = k.element_type();
   base.traffic_class = TrafficClass::Communication;
   base.origin = {static_cast<std::uint16_t>(gpu_), static_cast<std::uint16_t>(index_)};
   base.unit_kind = UnitKind::Sm;
@@ -561,8 +515,8 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   c.ack = ack_flag(k.flags, channel);
   c.next_ready = ready_flag(k.next_flags, channel);
   c.prev_ack = ack_flag(k.prev_flags, channel);
-  if (!k.rings.empty()) {  // a ring op: its channel's ring
-    const RingRoute& ring = k.ring_of(channel);
+  if (k.algorithm() == CollectiveAlgorithm::Ring) {  // its channel's ring
+    const RingRoute ring = k.ring_of(channel);
     c.stride = ring.stride;
     c.next_buffer = ring.next_buffer;
     c.next_receive = receive_area(ring.next_buffer, k.bytes);
@@ -572,8 +526,7 @@ Sm::RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) co
   return c;
 }
 
-// One channel of a ring collective (protocol/ring.h has the schedule and the flag protocol). The
-// channel runs every ring step on one slice of its range before it moves to the next slice.
+// One channel of a collective: the algorithm its op names runs it (models/sm/collectives/).
 bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDone& result) {
   if (k.hbm_flags && mode_ != SimMode::Functional) {
     SC_REPORT_ERROR(name(),
@@ -584,87 +537,8 @@ bool Sm::run_collective(Slot& slot, const CollectiveKernel& k, int channel, WgDo
     return false;
   }
   RingChannel c = make_ring_channel(k, channel);
-  if (is_direct(k.op)) return run_direct(slot, c, result);
-  if (k.op == CollectiveOp::Add) return run_add(slot, c, result);
-  for (std::int64_t slice = 0; slice < c.slices; ++slice) {
-    // Step n - 1 only receives: the reduce-scatter finishes its owned chunk, the all-gather
-    // takes in the last chunk.
-    for (int step = 0; step < k.ranks; ++step) {
-      if (!ring_step(slot, c, slice, step, result)) return false;
-    }
-  }
-  // Done when next has consumed every send: nothing of this launch is left in flight.
-  const auto sends = static_cast<std::uint32_t>(c.slices * (k.ranks - 1));
-  return wait_flag(slot, c.ack, c.flag(sends), c.seen_ack, c.flag_read, c.interval, result);
-}
-
-// One channel of a direct collective (protocol/ring.h, Direct): arrival, then every slice of its
-// range loaded straight from the ranks that hold it.
-bool Sm::run_direct(Slot& slot, RingChannel& c, WgDone& result) {
-  const CollectiveKernel& k = c.k;
-  const int n = k.ranks;
-  const std::uint64_t arrived = c.flag(1);
-  for (int step = 1; step < n; ++step) {
-    const int peer = wrap(k.rank + step, n);
-    if (!post_flag(slot, arrival_flag(k.peer_flags(peer), c.channel, n, k.rank), arrived,
-                   c.flag_write)) {
-      return false;
-    }
-  }
-  for (int step = 1; step < n; ++step) {
-    std::uint64_t seen = 0;
-    const int peer = wrap(k.rank + step, n);
-    if (!wait_flag(slot, arrival_flag(k.flags, c.channel, n, peer), arrived, seen, c.flag_read,
-                   c.interval, result)) {
-      return false;
-    }
-  }
-  T3Extension remote_read = c.flag_read;  // Communication, Uncached
-  remote_read.element = k.element;
-  for (std::int64_t slice = 0; slice < c.slices; ++slice) {
-    if (c.reduce_scatter) {
-      const int chunk = owner_chunk(k.rank, n);
-      const ElementRange part = c.slice_of(chunk, slice);
-      if (part.size() == 0) continue;
-      const std::uint64_t own = c.address(k.buffer, chunk, part.first);
-      std::vector<DirectSource> sources{{own, &c.local_read}};
-      for (int step = 1; step < n; ++step) {
-        sources.push_back(
-            {c.address(k.peer_buffer(wrap(k.rank + step, n)), chunk, part.first), &remote_read});
-      }
-      if (!direct_move(slot, c, sources, own, part.size())) return false;
-      continue;
-    }
-    for (int step = 1; step < n; ++step) {
-      const int peer = wrap(k.rank + step, n);
-      const int chunk = owner_chunk(peer, n);
-      const ElementRange part = c.slice_of(chunk, slice);
-      if (part.size() == 0) continue;
-      const std::uint64_t source = c.address(k.peer_buffer(peer), chunk, part.first);
-      if (!direct_move(slot, c, {{source, &remote_read}}, c.address(k.buffer, chunk, part.first),
-                       part.size())) {
-        return false;
-      }
-    }
-  }
-  return !result.fault;
-}
-
-// One channel of an add (CollectiveOp::Add): its range of the whole buffer, slice by slice,
-// BUFFER += NEXT_BUFFER.
-bool Sm::run_add(Slot& slot, RingChannel& c, WgDone& result) {
-  const CollectiveKernel& k = c.k;
-  const ElementRange range = channel_range(c.elements, k.channels, c.channel);
-  for (std::int64_t first = range.first; first < range.end; first += c.slice_elements) {
-    const std::int64_t count = std::min(c.slice_elements, range.end - first);
-    const auto offset = static_cast<std::uint64_t>(first * c.eb);
-    if (!direct_move(slot, c,
-                     {{k.buffer + offset, &c.local_read}, {k.next_buffer + offset, &c.local_read}},
-                     k.buffer + offset, count)) {
-      return false;
-    }
-  }
-  return !result.fault;
+  SlotOps ops(*this, slot, result);
+  return channel_algorithm(k.algorithm()).run(ops, c);
 }
 
 // Loads `count` elements from every source piece by piece (reads run ahead as far as the SM's
@@ -726,7 +600,7 @@ bool Sm::direct_move(Slot& slot, RingChannel& c, const std::vector<DirectSource>
 // local = the sum of every source's piece (functional mode), in float, rounded once.
 void Sm::sum_sources(Slot& slot, const RingChannel& c, std::size_t sources,
                      std::uint64_t step_bytes, std::uint64_t offset, std::int64_t elements) {
-  const ElementType type = c.k.element;
+  const ElementType type = c.k.element_type();
   for (std::int64_t i = 0; i < elements; ++i) {
     const auto e = static_cast<std::size_t>(i);
     float sum = 0;
@@ -735,66 +609,6 @@ void Sm::sum_sources(Slot& slot, const RingChannel& c, std::size_t sources,
     }
     store_element(slot.local.data() + offset, e, type, sum);
   }
-}
-
-// Ring step `step` of slice `slice`: wait for what it receives (and for room in next's FIFO),
-// move the data, then acknowledge what it received to prev and announce what it sent to next.
-bool Sm::ring_step(Slot& slot, RingChannel& c, std::int64_t slice, int step, WgDone& result) {
-  const CollectiveKernel& k = c.k;
-  const int n = k.ranks;
-  const auto g = static_cast<std::uint32_t>(slice * (n - 1) + step);  // this step's send index
-  const bool last = step == n - 1;
-  const bool receives = step > 0;
-  // A gated reduce-scatter's local data for this step exists once the gate says so.
-  if (k.gate != 0 && !wait_flag(slot, k.gate, c.flag(static_cast<std::uint32_t>(step) + 1),
-                                c.seen_gate, c.flag_read, c.interval, result)) {
-    return false;
-  }
-  // prev's send g - 1 (the slice this step needs) is complete once READY reaches g.
-  if (receives &&
-      !wait_flag(slot, c.ready, c.flag(g), c.seen_ready, c.flag_read, c.interval, result)) {
-    return false;
-  }
-  bool moves = true;
-  RingMove move;
-  if (c.reduce_scatter) {
-    const int chunk = reduce_scatter_chunk(k.rank, step, n, c.stride);
-    const ElementRange part = c.slice_of(chunk, slice);
-    move.source = c.address(k.buffer, chunk, part.first);
-    move.count = part.size();
-    move.reduce = receives;
-    if (receives) move.received = c.fifo(k.receive(), g - 1);
-    if (last) {
-      move.destination = move.source;  // the owned chunk, reduced
-      move.store = &c.local_write;
-    } else {
-      move.destination = c.fifo(c.next_receive, g);
-      move.store = &c.remote_write;
-      // The entry's previous use (send g - depth) must have been consumed by next.
-      if (g >= k.fifo_depth && !wait_flag(slot, c.ack, c.flag(g + 1 - k.fifo_depth), c.seen_ack,
-                                          c.flag_read, c.interval, result)) {
-        return false;
-      }
-    }
-  } else if (!last) {
-    const int chunk = all_gather_chunk(k.rank, step, n, c.stride);
-    const ElementRange part = c.slice_of(chunk, slice);
-    move.source = c.address(k.buffer, chunk, part.first);
-    move.destination = c.address(c.next_buffer, chunk, part.first);
-    move.count = part.size();
-    move.store = &c.remote_write;
-  } else {
-    moves = false;  // the all-gather's last chunk arrived in place: nothing to move
-  }
-  // The received slice's ACK goes out as soon as its last piece has been read (inside
-  // move_pieces); a step that reads nothing of it acknowledges it here.
-  const bool acked_by_move = moves && move.count > 0;
-  if (moves && !move_pieces(slot, c, move, receives ? g : 0, result)) return false;
-  if (receives && !acked_by_move && !post_flag(slot, c.prev_ack, c.flag(g), c.flag_write)) {
-    return false;
-  }
-  // The data of send g is acknowledged (the fence waits for every posted store): tell next.
-  return last || (fence(slot) && post_flag(slot, c.next_ready, c.flag(g + 1), c.flag_write));
 }
 
 // Moves a step's data in pieces of at most request_bytes: reads run ahead as far as the SM's
@@ -856,7 +670,7 @@ void Sm::issue_piece_reads(Slot& slot, RingChannel& c, const RingMove& move, std
 void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements,
                       std::uint64_t offset) {
   if (c.functional) {
-    const ElementType type = c.k.element;
+    const ElementType type = c.k.element_type();
     unsigned char* local = slot.local.data() + offset;
     const unsigned char* received = slot.received.data() + offset;
     for (std::int64_t i = 0; i < elements; ++i) {

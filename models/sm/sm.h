@@ -20,6 +20,8 @@
 #include <tlm>
 
 #include "config/system_config.h"
+#include "models/common/lane_pool.h"
+#include "models/sm/collectives/channel.h"
 #include "models/sm/work_item.h"
 #include "tlm_interconnect/error_log.h"
 #include "tlm_interconnect/payload.h"
@@ -99,10 +101,9 @@ class Sm : public sc_core::sc_module {
     std::uint64_t expected = 0;  // the value it waits for
     const std::uint64_t* seen = nullptr;  // the value last read; null when not polling
   };
-  struct Lane;  // a request thread: carries one request at a time (an MSHR)
+  struct Lane;  // what a request thread carries: one request at a time (an MSHR)
   void slot_thread(int slot);
-  void lane_thread(Lane& lane);
-  Lane& idle_lane();
+  void serve(Lane& lane);  // one request, in its lane's thread
   // Issues [address, address + bytes) in requests of at most request_bytes (element-aligned),
   // each counted in `ticket` (if any) and in the slot's fence; waits only for request capacity.
   // Reads land in `into` (functional mode); writes take their data from `from` at once.
@@ -120,19 +121,12 @@ class Sm : public sc_core::sc_module {
   // One workgroup of a memory-streaming kernel: its share of the input read and of the output
   // written step by step, each step's vector operations (and matrix FLOPs) on the math pipe.
   bool run_stream(Slot& slot, const StreamKernel& stream, std::int64_t wg, WgDone& result);
-  // One channel of a ring collective; false after a fault (recorded in `result`). Its steps:
-  struct RingChannel;  // the channel's ranges, extensions and flags (sm.cpp)
-  struct RingMove;     // what one ring step reads, reduces and stores
+  // One channel of a collective, run by the algorithm its descriptor names
+  // (models/sm/collectives/); false after a fault (recorded in `result`).
+  class SlotOps;  // the slot's services an algorithm uses (ChannelOps)
   RingChannel make_ring_channel(const CollectiveKernel& kernel, int channel) const;
   bool run_collective(Slot& slot, const CollectiveKernel& kernel, int channel, WgDone& result);
-  bool ring_step(Slot& slot, RingChannel& channel, std::int64_t slice, int step, WgDone& result);
-  // A direct collective's channel (protocol/ring.h, Direct) and its loads of one slice.
-  struct DirectSource {
-    std::uint64_t address = 0;
-    const T3Extension* extension = nullptr;
-  };
-  bool run_direct(Slot& slot, RingChannel& channel, WgDone& result);
-  bool run_add(Slot& slot, RingChannel& channel, WgDone& result);
+  // The data movers the algorithms share (ChannelOps::direct_move and move_pieces).
   bool direct_move(Slot& slot, RingChannel& channel, const std::vector<DirectSource>& sources,
                    std::uint64_t destination, std::int64_t count);
   void sum_sources(Slot& slot, const RingChannel& channel, std::size_t sources,
@@ -173,8 +167,7 @@ class Sm : public sc_core::sc_module {
   double ns_per_issue_byte_ = 0;
   std::uint64_t inflight_bytes_ = 0;  // of requests issued and not yet completed
   sc_core::sc_event room_;            // request capacity freed
-  std::vector<std::unique_ptr<Lane>> lanes_;
-  std::vector<Lane*> idle_lanes_;
+  LanePool<Lane> lanes_;
   SmStats stats_;
   ErrorLog faults_;                           // transactions answered with an error response
   std::vector<std::unique_ptr<Slot>> slots_;  // stable: lanes point at them

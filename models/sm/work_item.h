@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "protocol/collective_descriptor.h"
 #include "protocol/dispatcher_registers.h"
 #include "protocol/gemm_layout.h"
 #include "protocol/ring.h"
@@ -43,41 +44,15 @@ struct GemmKernel {
   std::int64_t tiles() const { return grid_rows() * grid_cols(); }
 };
 
-// A ring or direct reduce-scatter or all-gather (protocol/ring.h has the schedules, the layout and
-// the flag protocols); one workgroup per channel.
-struct CollectiveKernel {
-  CollectiveOp op = CollectiveOp::ReduceScatter;
-  int ranks = 0;
-  int rank = 0;
-  int channels = 0;
-  std::uint64_t buffer = 0;       // this GPU's n chunks
-  std::uint64_t next_buffer = 0;  // next GPU's
-  std::uint64_t flags = 0, next_flags = 0, prev_flags = 0;
-  std::uint64_t bytes = 0;
-  ElementType element = ElementType::Fp32;
-  std::uint32_t sequence = 1;
-  std::uint32_t slice_bytes = 0;
-  std::uint32_t fifo_depth = 0;
-  std::uint32_t poll_ns = 0;
-  std::uint64_t gate = 0;  // 0, or the word reduce-scatter steps wait on (dispatcher_registers.h)
+// A collective launch as the dispatcher validated it: its descriptor
+// (protocol/collective_descriptor.h; protocol/ring.h has the schedules, the layout and the flag
+// protocols), one workgroup per channel.
+struct CollectiveKernel : CollectiveDescriptor {
+  CollectiveKernel() = default;
+  CollectiveKernel(CollectiveDescriptor descriptor, bool flags_in_hbm)
+      : CollectiveDescriptor(std::move(descriptor)), hbm_flags(flags_in_hbm) {}
   bool hbm_flags = false;  // some flag area (or the gate) lies in HBM (needs functional mode)
-  // Direct ops: rank p's buffer and flag area are this rank's moved by (p - rank) strides.
-  std::uint64_t peer_stride = 0, peer_flag_stride = 0;
-  // Ring ops: the rings the channels are spread over, channel c on rings[c mod rings.size()];
-  // ring 0's neighbours are next_buffer, next_flags and prev_flags above.
-  std::vector<RingRoute> rings;
-
-  const RingRoute& ring_of(int channel) const {
-    return rings[static_cast<std::size_t>(
-        ring_of_channel(channel, static_cast<int>(rings.size())))];
-  }
-
-  std::uint64_t peer_buffer(int peer) const { return buffer + offset(peer, peer_stride); }
-  std::uint64_t peer_flags(int peer) const { return flags + offset(peer, peer_flag_stride); }
-  std::uint64_t offset(int peer, std::uint64_t stride) const {
-    return static_cast<std::uint64_t>(static_cast<std::int64_t>(peer - rank)) * stride;
-  }
-  std::uint64_t receive() const { return receive_area(buffer, bytes); }
+  ElementType element_type() const { return static_cast<ElementType>(element); }
 };
 
 // A memory-streaming kernel (element-wise or normalisation): `workgroups` workgroups, workgroup w
