@@ -38,6 +38,8 @@ po::options_description sweep_options() {
       "resume",
       "keep the workloads whose results are already under --out (points/) and run, or with "
       "--emit-jobs write commands for, only the others")(
+      "shape", po::value<std::string>(),
+      "not taken: custom GEMMs are a suite's \"shapes\" (docs/sweeps.md)")(
       "full",
       "simulate every GPU (sim.symmetry = none); by default a sweep simulates one GPU under "
       "rotational symmetry wherever that is valid (timing mode)");
@@ -94,7 +96,9 @@ ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point,
   }
   validate(job.config);
   job.model = point.model;
-  job.sublayer = parse_sublayer(point.sublayer);
+  job.shape = point.shape;
+  // A custom shape takes fc2's scenarios: it reduces its output like a row-parallel sublayer.
+  job.sublayer = point.shape ? Sublayer::Fc2 : parse_sublayer(point.sublayer);
   return job;
 }
 
@@ -120,7 +124,11 @@ std::optional<std::vector<nlohmann::json>> read_point(const Suite& suite, const 
   for (const nlohmann::json& result : point) {
     if (result.value("model", "") != expected.model ||
         result.value("sublayer", "") != expected.sublayer || result.value("tp", 0) != expected.tp ||
-        (expected.tokens > 0 && result.value("tokens", std::int64_t{0}) != expected.tokens)) {
+        (expected.tokens > 0 && result.value("tokens", std::int64_t{0}) != expected.tokens) ||
+        (expected.shape &&
+         result.value("shape", nlohmann::json()) != nlohmann::json{{"m", expected.shape->m},
+                                                                   {"n", expected.shape->n},
+                                                                   {"k", expected.shape->k}})) {
       throw std::runtime_error("sweep: '" + path + "' holds results of another workload than " +
                                expected.model + " " + expected.sublayer + " TP " +
                                std::to_string(expected.tp) +
@@ -156,9 +164,15 @@ void emit_jobs(const po::variables_map& values, const Suite& suite,
     ++emitted;
     const SweepPoint& point = suite.points[p];
     file << quoted(self_path()) << " compare --jobs 1 --system "
-         << quoted(system_argument(values["system"].as<std::string>())) << " --model "
-         << quoted(point.model) << " --sublayer " << quoted(point.sublayer) << " --tp " << point.tp;
-    if (point.tokens > 0) file << " --tokens " << point.tokens;
+         << quoted(system_argument(values["system"].as<std::string>()));
+    if (point.shape) {  // its M is its tokens
+      const GemmShape& shape = *point.shape;
+      file << " --shape " << shape.m << "," << shape.n << "," << shape.k << " --tp " << point.tp;
+    } else {
+      file << " --model " << quoted(point.model) << " --sublayer " << quoted(point.sublayer)
+           << " --tp " << point.tp;
+      if (point.tokens > 0) file << " --tokens " << point.tokens;
+    }
     for (const auto& set : base_sets(values)) file << " --set " << quoted(set);
     for (const auto& set : point.sets) file << " --set " << quoted(set);
     if (jobs[p].config.sim.symmetry == Symmetry::Rotational)
@@ -296,6 +310,11 @@ int sweep_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (values.count("tp")) throw UsageError("--tp: a sweep takes its TP degrees from the suite");
+  if (values.count("shape")) {
+    throw UsageError(
+        "--shape: a sweep takes its workloads from the suite; give custom GEMMs there as "
+        "\"shapes\": [\"M,N,K\", ...]");
+  }
   if (!values.count("out")) throw UsageError("--out DIR is required");
   // Absolute, so emitted commands write where --collect reads from any working directory.
   const std::string out = std::filesystem::absolute(values["out"].as<std::string>()).string();
