@@ -101,10 +101,12 @@ SystemConfig simulated_system(const SystemConfig& config, bool group) {
 int gemm_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
   options.add(workload_options());
-  options.add_options()("group",
-                        "simulate every GPU of the TP group, each running the same GEMM at once "
-                        "(byte and transaction counts become the group's totals); by default "
-                        "one GPU, which runs exactly as it would beside the others");
+  po::options_description gemm("GEMM");
+  gemm.add_options()("group",
+                     "simulate every GPU of the TP group, each running the same GEMM at once "
+                     "(byte and transaction counts become the group's totals); by default "
+                     "one GPU, which runs exactly as it would beside the others");
+  options.add(gemm);
   const auto values = parse(args, options);
   if (values.count("help")) {
     std::cout
