@@ -1,6 +1,7 @@
 // Shared pieces of the t3sim command line: system selection, overrides, output files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/system_config.h"
+#include "protocol/gemm_layout.h"
 #include "workloads/scenario.h"
 
 namespace t3::cli {
@@ -42,10 +44,14 @@ std::vector<Scenario> parse_scenarios(const std::string& list,
 // Writes `document` to `path` (pretty-printed); throws naming the file if it cannot.
 void write_json(const std::string& path, const nlohmann::json& document);
 
-// --model, --sublayer, --tokens, --functional, --json, for commands that run a workload.
+// --model, --sublayer, --shape, --tokens, --functional, --json, for commands that run a workload.
 po::options_description workload_options();
-// system_from() plus the workload options that set configuration keys.
+// system_from() plus the workload options that set configuration keys (--shape sets
+// workload.tokens to its M).
 SystemConfig workload_system(const po::variables_map& options);
+// The custom GEMM --shape gives, if any; a UsageError naming the value for a malformed one, or
+// if --model, --sublayer or --tokens is given beside it.
+std::optional<GemmShape> custom_shape(const po::variables_map& options);
 
 int config_command(const std::vector<std::string>& args);
 int gemm_command(const std::vector<std::string>& args);

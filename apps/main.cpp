@@ -30,7 +30,7 @@ const char* kUsage =
     "  sweep       a suite of sublayers and scenarios (--suite paper) in parallel processes\n"
     "  model       a whole model: one transformer layer kernel by kernel, its time by kernel\n"
     "              class and each scenario's end-to-end speedup (--model, --tp, --phase)\n"
-    "  gemm        one sublayer's GEMM on every GPU of the group (--model, --sublayer)\n"
+    "  gemm        one GPU's GEMM for a sublayer or --shape (--group: every GPU)\n"
     "  collective  one ring collective on the group, with nccl-tests algbw/busbw (--op, --bytes)\n"
     "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
     "              figures\n"

@@ -40,8 +40,10 @@ po::options_description scenario_options(bool single) {
 ScenarioJob workload_job(const po::variables_map& values) {
   ScenarioJob job;
   job.config = workload_system(values);
-  job.model = values["model"].as<std::string>();
-  job.sublayer = parse_sublayer(values["sublayer"].as<std::string>());
+  job.shape = custom_shape(values);
+  // A custom shape takes fc2's scenarios: it reduces its output like a row-parallel sublayer.
+  job.model = job.shape ? kCustom : values["model"].as<std::string>();
+  job.sublayer = job.shape ? Sublayer::Fc2 : parse_sublayer(values["sublayer"].as<std::string>());
   if (job.config.gpus < 2) {
     throw UsageError("a sublayer needs a TP group of at least 2 GPUs (gpus = " +
                      std::to_string(job.config.gpus) + "; use --tp)");
@@ -80,8 +82,10 @@ double mb(const nlohmann::json& bytes) {
 
 void print_header(const char* command, const ScenarioJob& job, const nlohmann::json& result) {
   const auto& shape = result["shape"];
-  std::printf("t3sim %s: %s %s, TP %lld, %lld tokens, system %s (%s mode)\n", command,
-              job.model.c_str(), to_string(job.sublayer), static_cast<long long>(job.config.gpus),
+  const std::string workload = job.shape ? std::string(kCustom) + " " + shape_text(*job.shape)
+                                         : job.model + " " + to_string(job.sublayer);
+  std::printf("t3sim %s: %s, TP %lld, %lld tokens, system %s (%s mode)\n", command,
+              workload.c_str(), static_cast<long long>(job.config.gpus),
               static_cast<long long>(job.config.workload.tokens), job.config.name.c_str(),
               job.config.sim.mode == SimMode::Functional ? "functional" : "timing");
   if (result.value("symmetry", "none") == "rotational") {

@@ -96,7 +96,9 @@ ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point,
   }
   validate(job.config);
   job.model = point.model;
-  job.sublayer = parse_sublayer(point.sublayer);
+  job.shape = point.shape;
+  // A custom shape takes fc2's scenarios: it reduces its output like a row-parallel sublayer.
+  job.sublayer = point.shape ? Sublayer::Fc2 : parse_sublayer(point.sublayer);
   return job;
 }
 
@@ -122,7 +124,11 @@ std::optional<std::vector<nlohmann::json>> read_point(const Suite& suite, const 
   for (const nlohmann::json& result : point) {
     if (result.value("model", "") != expected.model ||
         result.value("sublayer", "") != expected.sublayer || result.value("tp", 0) != expected.tp ||
-        (expected.tokens > 0 && result.value("tokens", std::int64_t{0}) != expected.tokens)) {
+        (expected.tokens > 0 && result.value("tokens", std::int64_t{0}) != expected.tokens) ||
+        (expected.shape &&
+         result.value("shape", nlohmann::json()) != nlohmann::json{{"m", expected.shape->m},
+                                                                   {"n", expected.shape->n},
+                                                                   {"k", expected.shape->k}})) {
       throw std::runtime_error("sweep: '" + path + "' holds results of another workload than " +
                                expected.model + " " + expected.sublayer + " TP " +
                                std::to_string(expected.tp) +
@@ -158,9 +164,15 @@ void emit_jobs(const po::variables_map& values, const Suite& suite,
     ++emitted;
     const SweepPoint& point = suite.points[p];
     file << quoted(self_path()) << " compare --jobs 1 --system "
-         << quoted(system_argument(values["system"].as<std::string>())) << " --model "
-         << quoted(point.model) << " --sublayer " << quoted(point.sublayer) << " --tp " << point.tp;
-    if (point.tokens > 0) file << " --tokens " << point.tokens;
+         << quoted(system_argument(values["system"].as<std::string>()));
+    if (point.shape) {  // its M is its tokens
+      const GemmShape& shape = *point.shape;
+      file << " --shape " << shape.m << "," << shape.n << "," << shape.k << " --tp " << point.tp;
+    } else {
+      file << " --model " << quoted(point.model) << " --sublayer " << quoted(point.sublayer)
+           << " --tp " << point.tp;
+      if (point.tokens > 0) file << " --tokens " << point.tokens;
+    }
     for (const auto& set : base_sets(values)) file << " --set " << quoted(set);
     for (const auto& set : point.sets) file << " --set " << quoted(set);
     if (jobs[p].config.sim.symmetry == Symmetry::Rotational)
@@ -288,9 +300,13 @@ int model_sweep(const po::variables_map& values, const std::string& out) {
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& args) {
-  // --tp is parsed (to refuse it with a reason) but not listed: the suite sets the TP degrees.
+  // --tp and --shape are parsed (to refuse them with a reason) but not listed: the suite sets
+  // the TP degrees and the workloads.
   po::options_description options = system_options();
   options.add(sweep_options());
+  po::options_description refused;
+  refused.add_options()("shape", po::value<std::string>(), "refused: a suite's \"shapes\"");
+  options.add(refused);
   const auto values = parse(args, options);
   if (values.count("help")) {
     po::options_description listed = system_options(false);
@@ -301,6 +317,11 @@ int sweep_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (values.count("tp")) throw UsageError("--tp: a sweep takes its TP degrees from the suite");
+  if (values.count("shape")) {
+    throw UsageError(
+        "--shape: a sweep takes its workloads from the suite; give custom GEMMs there as "
+        "\"shapes\": [\"M,N,K\", ...]");
+  }
   if (!values.count("out")) throw UsageError("--out DIR is required");
   // Absolute, so emitted commands write where --collect reads from any working directory.
   const std::string out = std::filesystem::absolute(values["out"].as<std::string>()).string();

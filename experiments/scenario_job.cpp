@@ -17,14 +17,14 @@ namespace t3 {
 namespace {
 
 GemmShape shape_of(const ScenarioJob& job) {
-  return sublayer_gemm(model(job.model), job.sublayer, static_cast<int>(job.config.gpus),
+  return workload_gemm(job.model, job.sublayer, job.shape, static_cast<int>(job.config.gpus),
                        job.config.workload.tokens);
 }
 
 void add_workload(nlohmann::json& result, const ScenarioJob& job) {
   const GemmShape shape = shape_of(job);
-  result["model"] = job.model;
-  result["sublayer"] = to_string(job.sublayer);
+  result["model"] = job.shape ? kCustom : job.model;
+  result["sublayer"] = job.shape ? kCustom : to_string(job.sublayer);
   result["tp"] = job.config.gpus;
   result["tokens"] = job.config.workload.tokens;
   result["system"] = job.config.name;
@@ -75,6 +75,7 @@ void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenar
     throw ConfigError(describe(job) + ": a sublayer needs a TP group of at least 2 GPUs");
   }
   try {
+    if (job.shape) check_fits(job.config, *job.shape);
     for (Scenario scenario : scenarios) {
       plan_sublayer_scenario(job.config, job.sublayer, shape_of(job), scenario);
     }
@@ -84,8 +85,10 @@ void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenar
 }
 
 std::string describe(const ScenarioJob& job) {
-  return job.model + " " + to_string(job.sublayer) + " TP " + std::to_string(job.config.gpus) +
-         ", " + std::to_string(job.config.workload.tokens) + " tokens";
+  const std::string workload = job.shape ? std::string(kCustom) + " " + shape_text(*job.shape)
+                                         : job.model + " " + to_string(job.sublayer);
+  return workload + " TP " + std::to_string(job.config.gpus) + ", " +
+         std::to_string(job.config.workload.tokens) + " tokens";
 }
 
 std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<ScenarioJob>& points,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,11 @@ namespace t3 {
 
 struct ScenarioJob {
   SystemConfig config;  // gpus = TP degree, workload.tokens set; sim.mode decides the data check
-  std::string model;
+  std::string model;    // kCustom for a custom shape
   Sublayer sublayer = Sublayer::Fc2;
+  // A custom per-GPU GEMM (sublayer.h, kCustom) run in place of the model's sublayer: model is
+  // kCustom and sublayer fc2, whose scenarios it takes.
+  std::optional<GemmShape> shape;
   Scenario scenario = Scenario::Sequential;
   std::string trace;  // Chrome trace-event file to write, if not empty
   std::string vcd;    // VCD file to write, if not empty
@@ -46,7 +50,8 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
 // of one, tokens that do not split into chunks): a bad point is refused before any simulation.
 void check_plannable(const ScenarioJob& job, const std::vector<Scenario>& scenarios);
 
-// "t-nlg fc2 TP 8, 8192 tokens": how errors and progress name a workload.
+// "t-nlg fc2 TP 8, 8192 tokens" (a custom shape: "custom 8192x4256x2128 TP 8, 8192 tokens"): how
+// errors and progress name a workload.
 std::string describe(const ScenarioJob& job);
 
 }  // namespace t3

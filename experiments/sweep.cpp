@@ -99,20 +99,69 @@ std::vector<T> list_of(const nlohmann::json& product, const char* key, const std
   return items;
 }
 
+// The custom GEMMs of product["shapes"]: "M,N,K" texts or [M, N, K] lists, none twice.
+std::vector<GemmShape> shapes_of(const nlohmann::json& product, const std::string& where) {
+  const nlohmann::json& value = product.at("shapes");
+  if (!value.is_array() || value.empty()) {
+    throw ConfigError(where + ".shapes: expected a non-empty list");
+  }
+  for (const char* key : {"models", "sublayers", "tokens"}) {
+    if (product.contains(key)) {
+      throw ConfigError(where + ": '" + key +
+                        "' and 'shapes' exclude each other (a shape is a custom GEMM whose M is "
+                        "its tokens)");
+    }
+  }
+  std::vector<GemmShape> shapes;
+  for (const auto& item : value) {
+    std::string text = item.is_string() ? item.get<std::string>() : "";
+    if (item.is_array()) {
+      for (const auto& size : item) text += (text.empty() ? "" : ",") + printable(size);
+    }
+    if (!item.is_string() && !item.is_array()) {
+      throw ConfigError(where + ".shapes: " + printable(item) +
+                        " has the wrong type (\"M,N,K\" or [M, N, K])");
+    }
+    try {
+      shapes.push_back(parse_gemm_shape(text));
+    } catch (const ConfigError& error) {
+      throw ConfigError(where + ".shapes: " + error.what());
+    }
+    if (std::count(shapes.begin(), shapes.end(), shapes.back()) > 1) {
+      throw ConfigError(where + ".shapes: " + printable(item) + " is listed twice");
+    }
+  }
+  return shapes;
+}
+
+// Appends shapes x tp x each set-path's values, as custom points.
+void add_shapes(Suite& suite, const std::vector<GemmShape>& shapes, const std::vector<int>& tps,
+                const std::vector<std::vector<std::string>>& set_lists) {
+  for (const GemmShape& shape : shapes) {
+    const std::size_t first = suite.points.size();
+    add_product(suite, {kCustom}, tps, {kCustom}, {shape.m}, set_lists);
+    for (std::size_t p = first; p < suite.points.size(); ++p) suite.points[p].shape = shape;
+  }
+}
+
 // `top`: the suite's top level, which may also hold name, scenarios and groups (a group may not).
 void add_group(Suite& suite, const nlohmann::json& product, const std::string& where, bool top) {
-  static const std::set<std::string> known = {"models", "tp", "sublayers", "tokens", "set"};
+  static const std::set<std::string> known = {"models", "tp",  "sublayers",
+                                              "tokens", "set", "shapes"};
   if (!product.is_object()) throw ConfigError(where + ": expected an object");
   for (const auto& [key, value] : product.items()) {
     if (!known.count(key) && !(top && (key == "name" || key == "scenarios" || key == "groups"))) {
       std::vector<std::string> keys(known.begin(), known.end());
       if (top) keys.insert(keys.end(), {"scenarios", "name", "groups"});
       throw ConfigError(where + ": unknown key '" + key + "'" + did_you_mean(key, keys) +
-                        " (keys: models, tp, sublayers, tokens, set" +
+                        " (keys: models, tp, sublayers, tokens, shapes, set" +
                         (top ? ", scenarios, name, groups)" : ")"));
     }
   }
-  const auto models = list_of<std::string>(product, "models", where, {});
+  const bool custom = product.contains("shapes");
+  const auto shapes = custom ? shapes_of(product, where) : std::vector<GemmShape>{};
+  const auto models =
+      custom ? std::vector<std::string>{} : list_of<std::string>(product, "models", where, {});
   for (const auto& name : models) model(name);  // an unknown model throws, listing the zoo
   const auto sublayers = list_of<std::string>(product, "sublayers", where, sublayer_names());
   for (const auto& name : sublayers) parse_sublayer(name);
@@ -139,6 +188,10 @@ void add_group(Suite& suite, const nlohmann::json& product, const std::string& w
         throw ConfigError(where + ".tokens: " + std::to_string(count) + " must be at least 1");
       }
     }
+  }
+  if (custom) {
+    add_shapes(suite, shapes, list_of<int>(product, "tp", where, {}), sets);
+    return;
   }
   add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers, tokens, sets);
 }
@@ -182,8 +235,8 @@ void write_table(std::ostream& out, const Suite& suite,
     std::string sets;
     for (const auto& set : point.sets) sets += (sets.empty() ? "" : " ") + set;
     if (with_model) out << "| " << point.model << " ";
-    out << "| " << point.tp << " | " << point.sublayer << " | "
-        << results[row].front()["tokens"].get<std::int64_t>() << " | "
+    out << "| " << point.tp << " | " << (point.shape ? shape_text(*point.shape) : point.sublayer)
+        << " | " << results[row].front()["tokens"].get<std::int64_t>() << " | "
         << (sets.empty() ? "-" : sets) << " |";
     for (std::size_t s = 0; s < shown.size(); ++s) {
       speedups[s].push_back(results[row][s + 1]["speedup_vs_sequential"].get<double>());
@@ -277,6 +330,14 @@ void write_summary(const std::string& path, const Suite& suite, const std::strin
   }
 }
 
+// The sublayer column: a custom GEMM's shape ("8192x4256x2128"), so its rows tell apart.
+std::string csv_sublayer(const nlohmann::json& record) {
+  if (record["model"] != kCustom) return record["sublayer"].get<std::string>();
+  const auto& shape = record["shape"];
+  return shape_text({shape["m"].get<std::int64_t>(), shape["n"].get<std::int64_t>(),
+                     shape["k"].get<std::int64_t>()});
+}
+
 void write_csv(const std::string& path, const nlohmann::json& records) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
@@ -290,12 +351,12 @@ void write_csv(const std::string& path, const nlohmann::json& records) {
     std::string sets;
     for (const auto& set : record["point"]["sets"])
       sets += (sets.empty() ? "" : ";") + set.get<std::string>();
-    out << record["model"].get<std::string>() << "," << record["sublayer"].get<std::string>() << ","
-        << record["tp"] << "," << record["tokens"] << "," << sets << ","
-        << record["scenario"].get<std::string>() << "," << record["time_ns"] << ","
-        << record["speedup_vs_sequential"] << "," << phases["gemm"] << ","
-        << phases["reduce_scatter"] << "," << phases["gemm_rs"] << "," << phases["all_gather"]
-        << "," << record.at("exposed_comm_ns") << "," << record["dram_bytes"]["total"];
+    out << record["model"].get<std::string>() << "," << csv_sublayer(record) << "," << record["tp"]
+        << "," << record["tokens"] << "," << sets << "," << record["scenario"].get<std::string>()
+        << "," << record["time_ns"] << "," << record["speedup_vs_sequential"] << ","
+        << phases["gemm"] << "," << phases["reduce_scatter"] << "," << phases["gemm_rs"] << ","
+        << phases["all_gather"] << "," << record.at("exposed_comm_ns") << ","
+        << record["dram_bytes"]["total"];
     for (const char* category : kCategories) out << "," << record["dram_bytes"][category];
     out << "," << record["link_bytes"]["payload"] << "," << record["tracker"]["fired"] << ","
         << record["dma"]["transfers"] << "," << record["transactions"]["total"] << ","

@@ -4,11 +4,13 @@
 // results.csv and summary.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/gemm_layout.h"
 #include "workloads/scenario.h"
 
 namespace t3 {
@@ -20,6 +22,8 @@ struct SweepPoint {
   std::int64_t tokens = 0;        // 0: the system's workload.tokens
   std::vector<std::string> sets;  // path=value overrides, applied after the system's own
   std::size_t index = 0;          // position in the suite (its emitted job and result file)
+  // A custom per-GPU GEMM (workloads/sublayer.h): model and sublayer are "custom", tokens its M.
+  std::optional<GemmShape> shape;
 };
 
 struct Suite {
@@ -37,6 +41,8 @@ Suite paper_suite();
 //   at the top level, where PRODUCT = {"models": [...], "tp": [...], "sublayers": [...],
 //   "tokens": [...], "set": {"dotted.path": [values...], ...}}; every list is a factor of a
 //   cartesian product (sublayers default to all four, tokens to the system's, scenarios to all).
+//   A PRODUCT of custom GEMMs has "shapes": ["M,N,K" or [M, N, K], ...] in place of models,
+//   sublayers and tokens.
 // Throws ConfigError naming the file and key for anything malformed or unknown.
 Suite load_suite(const std::string& name_or_path);
 

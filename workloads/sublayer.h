@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "config/system_config.h"
 #include "protocol/gemm_layout.h"
 #include "workloads/model_zoo.h"
 
@@ -43,5 +45,25 @@ std::int64_t k_factor(Sublayer sublayer);
 // fc1-ag {tokens, 4 H / tp, H}. Throws ConfigError naming the model, sublayer and tp if factor * H
 // is not divisible by tp, or if tp or tokens is below 1.
 GemmShape sublayer_gemm(const ModelSpec& model, Sublayer sublayer, int tp, std::int64_t tokens);
+
+// A custom GEMM (--shape M,N,K) instead of a zoo model's sublayer: M x N x K on each GPU, fp16,
+// its M x N output all-reduced across the group like a row-parallel sublayer's (fc2), so it runs
+// under every scenario fc2 does. M is its token count. Results name its model and its sublayer
+// kCustom.
+inline constexpr const char* kCustom = "custom";
+
+// "M,N,K": three positive integers; anything else throws ConfigError naming the text.
+GemmShape parse_gemm_shape(const std::string& text);
+
+// "8192x4256x2128".
+std::string shape_text(const GemmShape& shape);
+
+// Throws ConfigError naming the shape if its fp16 A, B and C do not fit in one GPU's HBM (a
+// custom shape's check; the planners lay the operands out without one).
+void check_fits(const SystemConfig& config, const GemmShape& shape);
+
+// The GEMM one GPU runs: `custom` if given, else sublayer_gemm of the zoo model `model_name`.
+GemmShape workload_gemm(const std::string& model_name, Sublayer sublayer,
+                        const std::optional<GemmShape>& custom, int tp, std::int64_t tokens);
 
 }  // namespace t3

@@ -392,6 +392,40 @@ TEST_CASE("sublayer: an indivisible K is a ConfigError naming model, sublayer an
   CHECK_THROWS_AS(sublayer_gemm(tnlg, Sublayer::Fc2, 8, 0), ConfigError);
 }
 
+TEST_CASE("custom shape: M,N,K parses to the GEMM every GPU runs, whatever the tp") {
+  CHECK(parse_gemm_shape("8192,4256,2128") == GemmShape{8192, 4256, 2128});
+  // The zoo's T-NLG FC-2 at TP 8 is that shape: the custom path stands in for it.
+  const GemmShape shape = parse_gemm_shape("8192,4256,2128");
+  CHECK(workload_gemm(kCustom, Sublayer::Fc2, shape, 8, 8192) ==
+        sublayer_gemm(model("t-nlg"), Sublayer::Fc2, 8, 8192));
+  CHECK(workload_gemm(kCustom, Sublayer::Fc2, shape, 32, 8192) == shape);
+  CHECK(workload_gemm("t-nlg", Sublayer::Fc2, std::nullopt, 8, 8192) == shape);
+  CHECK(shape_text(shape) == "8192x4256x2128");
+}
+
+TEST_CASE("custom shape: anything but three positive integers is a ConfigError naming it") {
+  for (const char* bad : {"", "1,2", "1,2,3,4", "0,2,3", "1,-2,3", "1,2,x", "1, 2,3", "1,,3",
+                          "1.5,2,3", "2147483648,1,1"}) {
+    INFO(bad);
+    const std::string message = error_of<ConfigError>([&] { parse_gemm_shape(bad); });
+    CHECK_THAT(message, Contains("shape '" + std::string(bad) + "'"));
+  }
+  CHECK_THAT(error_of<ConfigError>([] { parse_gemm_shape("1,0,3"); }),
+             Contains("'0' is not a positive integer"));
+  CHECK(parse_gemm_shape("2147483647,1,1").m == 2147483647);
+}
+
+TEST_CASE("custom shape: operands larger than one GPU's HBM are refused naming the shape") {
+  SystemConfig config;
+  config.hbm.capacity_bytes = 1ull << 30;
+  check_fits(config, {8192, 4256, 2128});  // 122 MB
+  const std::string message = error_of<ConfigError>([&] {
+    check_fits(config, {32768, 32768, 32768});
+  });  // 6.4 GB
+  CHECK_THAT(message, Contains("32768x32768x32768"));
+  CHECK_THAT(message, Contains("hbm.capacity_bytes"));
+}
+
 // --------------------------------------------------------------------------------- gemm program
 
 namespace {
