@@ -3,10 +3,12 @@
 // statistics (integral, maximum, observers).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -154,5 +156,40 @@ class RequestQueue {
   int channel_;
   QueueOccupancy* occupancy_;
 };
+
+// Inline: every entry's arrival and service passes here.
+inline void QueueOccupancy::change(int channel, TrafficClass traffic_class, int delta,
+                                   sc_core::sc_time now) {
+  const sc_core::sc_time::value_type elapsed = (now - since_).value();
+  for (int c = 0; c < kTrafficClasses; ++c) {
+    integral_units_[c] += static_cast<std::uint64_t>(total_[c]) * elapsed;
+  }
+  since_ = now;
+  const int c = static_cast<int>(traffic_class);
+  total_[c] += delta;
+  auto& of_channel = channel_[static_cast<std::size_t>(channel)];
+  of_channel[c] += delta;
+  max_[c] = std::max<std::uint64_t>(max_[c], static_cast<std::uint64_t>(of_channel[c]));
+  for (const auto& observer : observers_) observer(now, channel, of_channel[0], of_channel[1]);
+}
+
+inline void RequestQueue::count(const QueueEntry& entry, int delta, sc_core::sc_time now) {
+  const int c = static_cast<int>(entry.traffic_class);
+  queued_[c] += delta;
+  if (entry.write) writes_[c] += delta;
+  occupancy_->change(channel_, entry.traffic_class, delta, now);
+}
+
+inline void RequestQueue::push(const QueueEntry& entry, sc_core::sc_time now) {
+  entries_.push_back(entry);
+  count(entry, +1, now);
+}
+
+inline QueueEntry RequestQueue::take(std::size_t i, sc_core::sc_time now) {
+  const QueueEntry entry = entries_[i];
+  entries_.erase(i);
+  count(entry, -1, now);
+  return entry;
+}
 
 }  // namespace t3

@@ -21,23 +21,6 @@ ServiceStatistics::ServiceStatistics(HbmStats& stats, int channels, double queue
   stats_.channel_busy_ns.assign(static_cast<std::size_t>(channels), 0.0);
 }
 
-void ServiceStatistics::served(Op op, TrafficClass traffic_class, int channel, std::uint32_t bytes,
-                               std::uint64_t arrival, const EntryService& service) {
-  stats_.row_hits += static_cast<std::uint64_t>(service.row_hits);
-  stats_.row_misses += static_cast<std::uint64_t>(service.row_misses);
-  latency_sum_ns_[index(op)] += static_cast<double>(service.done - arrival) * resolution_ns_;
-  ++served_entries_[index(op)];
-  stats_.bytes[index(op)][index(traffic_class)] += bytes;
-  stats_.channel_bytes[static_cast<std::size_t>(channel)] += bytes;
-  // A channel's busy time is the mean over its queues' (pseudo-channels') data buses.
-  stats_.channel_busy_ns[static_cast<std::size_t>(channel)] +=
-      static_cast<double>(service.bus) * resolution_ns_ / queues_per_channel_;
-}
-
-void ServiceStatistics::completed(Op op, TrafficClass traffic_class) {
-  ++stats_.requests[index(op)][index(traffic_class)];
-}
-
 void ServiceStatistics::add_to_report(nlohmann::json& j, double elapsed_ns, bool banked) const {
   if (banked) {
     const std::uint64_t opened = stats_.row_hits + stats_.row_misses;

@@ -34,4 +34,24 @@ class ServiceStatistics {
   std::array<std::uint64_t, kOps> served_entries_{};
 };
 
+// Inline: called for every entry served.
+inline void ServiceStatistics::served(Op op, TrafficClass traffic_class, int channel,
+                                      std::uint32_t bytes, std::uint64_t arrival,
+                                      const EntryService& service) {
+  stats_.row_hits += static_cast<std::uint64_t>(service.row_hits);
+  stats_.row_misses += static_cast<std::uint64_t>(service.row_misses);
+  latency_sum_ns_[static_cast<int>(op)] +=
+      static_cast<double>(service.done - arrival) * resolution_ns_;
+  ++served_entries_[static_cast<int>(op)];
+  stats_.bytes[static_cast<int>(op)][static_cast<int>(traffic_class)] += bytes;
+  stats_.channel_bytes[static_cast<std::size_t>(channel)] += bytes;
+  // A channel's busy time is the mean over its queues' (pseudo-channels') data buses.
+  stats_.channel_busy_ns[static_cast<std::size_t>(channel)] +=
+      static_cast<double>(service.bus) * resolution_ns_ / queues_per_channel_;
+}
+
+inline void ServiceStatistics::completed(Op op, TrafficClass traffic_class) {
+  ++stats_.requests[static_cast<int>(op)][static_cast<int>(traffic_class)];
+}
+
 }  // namespace t3

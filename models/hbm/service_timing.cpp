@@ -32,16 +32,6 @@ PipeTiming::PipeTiming(const HbmConfig& config)
       latency_(ticks(config.latency_ns)),
       alu_latency_(ticks(config.nmc_alu_latency_ns)) {}
 
-EntryService PipeTiming::serve(Op op, std::uint32_t bytes, std::uint64_t at) const {
-  const bool update = op == Op::Update;
-  const double factor = update ? update_occupancy_ : 1.0;
-  EntryService service;
-  service.bus = static_cast<std::uint64_t>(std::llround(bytes * units_per_byte_ * factor));
-  service.next = at + service.bus;
-  service.done = at + latency_ + service.bus + (update ? alu_latency_ : 0);
-  return service;
-}
-
 // Every pseudo-channel refreshes at the same instants (refresh phase 0): an access spans many of
 // them (a 16 KiB request touches 64), so staggered refreshes would hold nearly every wide access
 // behind one; aligned ones cost each access at most one.

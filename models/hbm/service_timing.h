@@ -3,6 +3,7 @@
 // also keeps its queue's row-hit flags true as rows open and close.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include <systemc>
@@ -54,5 +55,15 @@ class BankTiming {
   std::uint64_t controller_latency_;
   std::uint64_t alu_latency_;
 };
+
+inline EntryService PipeTiming::serve(Op op, std::uint32_t bytes, std::uint64_t at) const {
+  const bool update = op == Op::Update;
+  const double factor = update ? update_occupancy_ : 1.0;
+  EntryService service;
+  service.bus = static_cast<std::uint64_t>(std::llround(bytes * units_per_byte_ * factor));
+  service.next = at + service.bus;
+  service.done = at + latency_ + service.bus + (update ? alu_latency_ : 0);
+  return service;
+}
 
 }  // namespace t3
