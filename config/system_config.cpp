@@ -146,9 +146,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "row, bank, column, pseudochannel, channel (within a granule, bursts alternate "
            "bank groups, then columns)",
            0, 0});
-  visit_enum(v, "hbm.bank.scheduler", b.scheduler, std::array{"frfcfs", "fcfs"},
-             "order among the requests the arbitration policy allows: frfcfs serves row hits "
-             "first, then the oldest; fcfs the oldest");
+  v.visit("hbm.bank.scheduler", b.scheduler,
+          {"",
+           "order among the requests the arbitration policy allows: frfcfs serves row hits "
+           "first, then the oldest; fcfs the oldest",
+           0, 0, std::vector<std::string>(kBankSchedulers.begin(), kBankSchedulers.end())});
   v.visit("hbm.bank.write_high", b.write_high,
           {"", "write drain starts when writes and updates fill this fraction of a queue", 0, 1});
   v.visit("hbm.bank.write_low", b.write_low,

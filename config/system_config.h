@@ -2,6 +2,7 @@
 // describe() lists them once, and loading, overriding, printing and documenting all walk that list.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -24,8 +25,10 @@ enum class PriorityClass { Compute, Communication };
 // bank: banks, rows, command timing and refresh per pseudo-channel; simple: a bandwidth pipe per
 // channel with a fixed latency (kept for comparison).
 enum class HbmModel { Bank, Simple };
-// frfcfs: row hits first, then oldest; fcfs: oldest first (both beneath the arbitration policy).
-enum class BankScheduler { FrFcfs, Fcfs };
+// The bank schedulers hbm.bank.scheduler may name (beneath the arbitration policy): frfcfs, row
+// hits first, then the oldest; fcfs, the oldest. Each is one file of models/hbm/scheduler/,
+// registered there against its name here.
+inline constexpr std::array<const char*, 2> kBankSchedulers{"frfcfs", "fcfs"};
 // T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1; ascending is GPU0 -> GPU1.
 enum class RingDirection { Descending, Ascending };
 // How T3's fused reduce-scatter (and the DMA + NMC one of ideal-rs-nmc) reach a chunk's owner:
@@ -103,7 +106,7 @@ struct BankConfig {
   std::int64_t page_bytes = 1024;  // row size of one bank
   // Order of the address fields above the interleave granule, most significant first.
   std::string address_map = "row,bank,column,pseudochannel,channel";
-  BankScheduler scheduler = BankScheduler::FrFcfs;
+  std::string scheduler = kBankSchedulers[0];  // one of kBankSchedulers (or one registered)
   double write_high = 0.8;  // write drain starts when writes fill this fraction of the queue
   double write_low = 0.2;   // and stops when they fall to this fraction
   double controller_latency_ns = 70;  // controller, PHY and return path, beside the DRAM timing

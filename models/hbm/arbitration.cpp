@@ -166,6 +166,23 @@ Admissible McaPolicy::admissible(QueueView queue, sc_core::sc_time now) {
   return allowed;
 }
 
+void McaPolicy::add_to_report(nlohmann::json& report) const {
+  nlohmann::json& mca = report["mca"];
+  const auto add = [&mca](const char* key, std::uint64_t value) {
+    mca[key] = (mca.contains(key) ? mca[key].get<std::uint64_t>() : 0) + value;
+  };
+  add("held_back", stats_.held_back);
+  add("starvation_overrides", stats_.starvation_overrides);
+  add("urgent_releases", stats_.urgent_releases);
+  // A lowest of 0 so far counts as none yet (a threshold still being derived is 0).
+  const std::int64_t lowest =
+      mca.contains("threshold_min") ? mca["threshold_min"].get<std::int64_t>() : 0;
+  const std::int64_t highest =
+      mca.contains("threshold_max") ? mca["threshold_max"].get<std::int64_t>() : 0;
+  mca["threshold_min"] = lowest == 0 ? stats_.threshold : std::min(lowest, stats_.threshold);
+  mca["threshold_max"] = std::max(highest, stats_.threshold);
+}
+
 std::unique_ptr<ArbitrationPolicy> make_policy(const HbmConfig& config) {
   switch (config.arbitration) {
     case Arbitration::Fcfs:

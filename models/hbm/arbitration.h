@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "config/system_config.h"
@@ -83,6 +84,10 @@ class ArbitrationPolicy {
   // True if admissible() admits every request whatever is queued, so the bank model need not ask
   // (asking touches the policy's object, a cache miss per choice).
   virtual bool admits_everything() const { return false; }
+  // Adds what this instance decided to the controller's report: called on each queue's instance in
+  // queue order, all on one object, so a policy sums its queues there. Without statistics to show,
+  // adds nothing.
+  virtual void add_to_report(nlohmann::json& /*report*/) const {}
 };
 
 // Serves strictly in arrival order.
@@ -185,6 +190,9 @@ class McaPolicy : public ArbitrationPolicy {
   Admissible admissible(QueueView queue, sc_core::sc_time now) override;
 
   const McaStats& stats() const { return stats_; }
+  // report["mca"]: held-back picks, starvation overrides and urgent releases summed over the
+  // queues, and the lowest and highest threshold in force (0 while not yet derived).
+  void add_to_report(nlohmann::json& report) const override;
 
  private:
   // The decision shared by pick() and admissible(): oldest of each class and whether the gate

@@ -61,4 +61,19 @@ void BackingStore::update_add(std::uint64_t offset, const unsigned char* operand
   write(offset, scratch.data(), bytes);
 }
 
+void BackingStore::apply(Op op, std::uint64_t offset, unsigned char* data, std::size_t bytes,
+                         ElementType type) {
+  switch (op) {
+    case Op::Read:
+      read(offset, data, bytes);
+      break;
+    case Op::Write:
+      write(offset, data, bytes);
+      break;
+    case Op::Update:
+      update_add(offset, data, bytes, type);
+      break;
+  }
+}
+
 }  // namespace t3

@@ -20,6 +20,8 @@ class BackingStore {
   // memory[offset..] += operand, element-wise in `type`, rounded to `type`.
   void update_add(std::uint64_t offset, const unsigned char* operand, std::size_t bytes,
                   ElementType type);
+  // Serves one access: reads into `data`, writes it, or adds it (an update of `type` elements).
+  void apply(Op op, std::uint64_t offset, unsigned char* data, std::size_t bytes, ElementType type);
   std::size_t pages() const { return pages_.size(); }
 
  private:

@@ -170,31 +170,27 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
     : t_(timing),
       bank_groups_(static_cast<int>(config.bank.bank_groups)),
       group_mask_((bank_groups_ & (bank_groups_ - 1)) == 0 ? bank_groups_ - 1 : -1),
-      banks_per_group_(static_cast<int>(config.bank.banks_per_group)) {
+      banks_per_group_(static_cast<int>(config.bank.banks_per_group)),
+      refresh_(timing.refi, timing.rp, timing.rfc, refresh_phase) {
   if (config.bank.bank_groups < 1 || config.bank.bank_groups > kMaxBankGroups) {
     throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
                       " is outside 1.." + std::to_string(kMaxBankGroups));
   }
   banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
-  next_refresh_ = t_.refi > 0 ? refresh_phase % t_.refi + t_.refi : 0;
 }
 
-// All-bank refresh, due every tREFI: the banks close (precharge, tRP) and stay shut for tRFC.
-// Refreshes that fell due while the pseudo-channel idled are accounted in one step.
+// All-bank refresh (the schedule is refresh_'s): the banks close once their last access allows a
+// precharge and the data bus is free, and stay shut for tRP + tRFC.
 void PseudoChannelTimer::refresh(std::uint64_t now) {
-  const std::uint64_t due = (now - next_refresh_) / t_.refi + 1;
-  std::uint64_t start = next_refresh_ + (due - 1) * t_.refi;
-  start = std::max(start, bus_free_);
+  std::uint64_t start = std::max(refresh_.take_due(now), bus_free_);
   for (const Bank& b : banks_) {
     if (b.open_row >= 0) start = std::max(start, b.pre_ready);
   }
-  const std::uint64_t end = start + t_.rp + t_.rfc;
+  const std::uint64_t end = start + refresh_.duration();
   for (Bank& b : banks_) {
     b.open_row = -1;
     b.act_ready = std::max(b.act_ready, end);
   }
-  next_refresh_ += due * t_.refi;
-  refreshes_ += due;
 }
 
 // Inlined into the burst loop that calls it: a call there would spill the loop's timing state

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/system_config.h"
+#include "models/hbm/refresh.h"
 
 namespace t3 {
 
@@ -150,7 +151,7 @@ class PseudoChannelTimer {
   template <int kGroups>
   DramService serve_as(const DramLocation& where, Kind kind, std::uint64_t arrival,
                        std::uint64_t now, std::uint64_t alu);
-  std::uint64_t refreshes() const { return refreshes_; }
+  std::uint64_t refreshes() const { return refresh_.count(); }
 
  private:
   struct Bank {
@@ -161,9 +162,9 @@ class PseudoChannelTimer {
   };
   // Inline: every entry asks, and few find a refresh due.
   void refresh_until(std::uint64_t now) {
-    if (t_.refi != 0 && now >= next_refresh_) refresh(now);
+    if (refresh_.due(now)) refresh(now);
   }
-  // Refreshes due by `now` (at least one).
+  // Closes the banks for the refreshes due by `now` (at least one).
   void refresh(std::uint64_t now);
   // Opens `row` in bank b of `bank_group` (the caller has the bank at hand: finding it again costs
   // an index computation per activation).
@@ -212,8 +213,7 @@ class PseudoChannelTimer {
   std::uint64_t last_write_end_ = 0;  // end of the last write's data
   int last_write_group_ = -1;
   std::uint64_t bus_free_ = 0;  // data bus free from here
-  std::uint64_t next_refresh_ = 0;
-  std::uint64_t refreshes_ = 0;
+  Refresh refresh_;
   std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
 };
 

@@ -1,0 +1,25 @@
+// FR-FCFS: first ready (row hits) first, then first come.
+#pragma once
+
+#include "models/hbm/scheduler/bank_scheduler.h"
+#include "models/hbm/scheduler/write_drain.h"
+
+namespace t3 {
+
+// In the direction the write drain chooses (writes while it is on or when only writes are
+// admitted, else reads), the oldest row hit of the admitted classes, then (with
+// Admissible::held_row_hits) the oldest row hit of a held-back class, then the oldest admitted
+// entry; then the same in the other direction. Held-back row hits never choose the direction: a
+// bus turnaround for them would cost the admitted traffic tWTR or the read-to-write gap, where a
+// hit in the current direction costs one burst.
+class FrFcfs : public BankScheduler {
+ public:
+  explicit FrFcfs(const HbmConfig& config) : drain_(config) {}
+  const char* name() const override { return "frfcfs"; }
+  std::optional<std::size_t> choose(const RequestQueue& queue, const Admissible& allowed) override;
+
+ private:
+  WriteDrain drain_;
+};
+
+}  // namespace t3

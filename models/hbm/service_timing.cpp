@@ -1,0 +1,64 @@
+#include "models/hbm/service_timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace t3 {
+
+namespace {
+
+std::uint64_t ticks(double ns) {
+  return sc_core::sc_time(ns, sc_core::SC_NS).value();
+}
+
+PseudoChannelTimer::Kind kind_of(Op op) {
+  switch (op) {
+    case Op::Read:
+      return PseudoChannelTimer::Kind::Read;
+    case Op::Write:
+      return PseudoChannelTimer::Kind::Write;
+    case Op::Update:
+      break;
+  }
+  return PseudoChannelTimer::Kind::Update;
+}
+
+}  // namespace
+
+PipeTiming::PipeTiming(const HbmConfig& config)
+    : units_per_byte_(static_cast<double>(config.channels) / (config.bandwidth_GBps * 1e9) /
+                      sc_core::sc_get_time_resolution().to_seconds()),
+      update_occupancy_(config.nmc_update_occupancy),
+      latency_(ticks(config.latency_ns)),
+      alu_latency_(ticks(config.nmc_alu_latency_ns)) {}
+
+// Every pseudo-channel refreshes at the same instants (refresh phase 0): an access spans many of
+// them (a 16 KiB request touches 64), so staggered refreshes would hold nearly every wide access
+// behind one; aligned ones cost each access at most one.
+BankTiming::BankTiming(const HbmConfig& config, const DramTiming& timing)
+    : timer_(config, timing, 0),
+      controller_latency_(ticks(config.bank.controller_latency_ns)),
+      alu_latency_(ticks(config.nmc_alu_latency_ns)) {}
+
+EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t arrival,
+                               std::uint64_t at, RequestQueue& queue) {
+  const std::uint64_t refreshes = timer_.refreshes();
+  const DramService dram = timer_.serve(where, kind_of(op), arrival, at, alu_latency_);
+  // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
+  const bool refreshed = timer_.refreshes() != refreshes;
+  if (dram.row_misses > 0 || refreshed) {
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      QueueEntry& queued = queue[i];
+      if (refreshed || queued.span.bank == where.bank) queued.row_hit = row_open(queued.span);
+    }
+  }
+  EntryService service;
+  service.bus = dram.bus_busy;
+  service.next = std::max<std::uint64_t>(dram.last_column, at + 1);  // at least one unit: progress
+  service.done = dram.data_end + controller_latency_;
+  service.row_hits = dram.row_hits;
+  service.row_misses = dram.row_misses;
+  return service;
+}
+
+}  // namespace t3
