@@ -14,6 +14,7 @@
 #include "apps/cli.h"
 #include "config/config_io.h"
 #include "models/system/simulation.h"
+#include "protocol/to_size.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 #include "workloads/scenario.h"
@@ -165,7 +166,7 @@ std::uint64_t sm_ring_data_bytes(const TpGroup& group, const std::vector<Collect
   std::uint64_t total = 0;
   for (CollectiveOp op : ops) {
     for (int c = 0; c < spec.channels; ++c) {
-      const int stride = spec.ring_strides[static_cast<std::size_t>(ring_of_channel(c, rings))];
+      const int stride = spec.ring_strides[to_size(ring_of_channel(c, rings))];
       for (int g = 0; g < n; ++g) {
         const int unsent = op == CollectiveOp::ReduceScatter
                                ? reduce_scatter_chunk(g, n - 1, n, stride)
@@ -210,7 +211,7 @@ int sm_channels(const po::variables_map& values, const SystemConfig& config, boo
 
 // The programs with rank `omit`'s emptied (its host idles), or unchanged for -1.
 std::vector<Program> launched(std::vector<Program> programs, int omit) {
-  if (omit >= 0) programs.at(static_cast<std::size_t>(omit)) = Program{};
+  if (omit >= 0) programs.at(to_size(omit)) = Program{};
   return programs;
 }
 
@@ -258,7 +259,7 @@ DmaCollectiveSpec dma_spec(const po::variables_map& values, const std::string& i
   spec.pattern = pattern;
   spec.ranks = n;
   spec.bytes = bytes;
-  spec.element = kElementFp32;
+  spec.element = ElementType::Fp32;
   spec.slices = values.count("slices") ? values["slices"].as<int>() : 0;
   const bool direct = pattern == DmaPattern::Direct;
   const int most_ranks = direct ? kMaxDirectDmaRanks : kMaxDmaRanks;
@@ -426,7 +427,7 @@ Request parse_request(const po::variables_map& values) {
   if (on_sms(r.impl)) {
     r.sm.ranks = r.n;
     r.sm.bytes = r.bytes;
-    r.sm.element = kElementFp32;
+    r.sm.element = ElementType::Fp32;
     r.sm.direct = r.impl == Impl::DirectSm;
     r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";

@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "protocol/hex.h"
+
 namespace t3 {
 
 const std::map<std::string, std::string>& embedded_presets();  // generated from configs/*.json
@@ -255,10 +257,7 @@ class TableWriter : public ParamVisitor {
     row(path, "integer", std::to_string(value), info);
   }
   void visit(const std::string& path, std::uint64_t& value, const ParamInfo& info) override {
-    std::ostringstream shown;
-    if (value >= 65536) shown << "0x" << std::hex;
-    shown << value;
-    row(path, "unsigned", shown.str(), info);
+    row(path, "unsigned", value >= 65536 ? hex(value) : std::to_string(value), info);
   }
   void visit(const std::string& path, double& value, const ParamInfo& info) override {
     std::ostringstream shown;

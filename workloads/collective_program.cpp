@@ -5,25 +5,17 @@
 #include <stdexcept>
 
 #include "config/config_io.h"
+#include "protocol/hex.h"
 #include "protocol/mmio_map.h"
+#include "protocol/to_size.h"
 #include "workloads/gemm_program.h"
 #include "workloads/plan_util.h"
 
 namespace t3 {
 namespace {
 
-std::string hex(std::uint64_t value) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[value & 0xf]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + out;
-}
-
 // The checks shared by check_spec and append_collective; `where` prefixes every message.
-void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementCode element,
+void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementType element,
                   int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,
                   std::uint32_t poll_ns) {
   if (ranks < 2 || ranks > static_cast<int>(dispatcher::kMaxRanks)) {
@@ -34,15 +26,11 @@ void check_fields(const std::string& where, int ranks, std::uint64_t bytes, Elem
     bad_plan(where + "channels = " + std::to_string(channels) + " must be in [1, " +
              std::to_string(dispatcher::kMaxChannels) + "]");
   }
-  if (element_name(element) == nullptr) {
-    bad_plan(where + "unknown element code " + std::to_string(element) +
-             " (0 fp32, 1 fp16, 2 bf16)");
-  }
   // Chunks and channel ranges may be uneven or empty (protocol/ring.h): only whole elements count.
   const std::uint64_t element_bytes = bytes_of(element, 1);
   if (bytes == 0 || bytes % element_bytes != 0) {
     bad_plan(where + "bytes = " + std::to_string(bytes) + " must be a positive multiple of the " +
-             std::to_string(element_bytes) + "-byte " + element_name(element) + " element");
+             std::to_string(element_bytes) + "-byte " + to_string(element) + " element");
   }
   if (slice_bytes == 0 || slice_bytes % 4 != 0) {
     bad_plan(where + "slice_bytes = " + std::to_string(slice_bytes) +
@@ -190,7 +178,8 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
   write64(d::kCollNextFlagsLow, launch.next_flags, "next flags");
   write64(d::kCollPrevFlagsLow, launch.prev_flags, "prev flags");
   write64(d::kCollBytesLow, launch.bytes, "bytes");
-  write(d::kCollElement, launch.element, std::string("element = ") + element_name(launch.element));
+  write(d::kCollElement, element_code(launch.element),
+        std::string("element = ") + to_string(launch.element));
   write(d::kCollSequence, launch.sequence, "sequence = " + std::to_string(launch.sequence));
   write(d::kCollSliceBytes, launch.slice_bytes,
         "slice bytes = " + std::to_string(launch.slice_bytes));
@@ -246,13 +235,11 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
              std::to_string(spec.ranks) + ")");
   }
   check_spec(spec);
-  const CollectiveGpuLayout& self = plan[static_cast<std::size_t>(rank)];
+  const CollectiveGpuLayout& self = plan[to_size(rank)];
   // Ring i's neighbours: rank + stride (data, READY) and rank - stride (ACK).
   const auto route = [&](int stride) {
-    const CollectiveGpuLayout& next =
-        plan[static_cast<std::size_t>(wrap(rank + stride, spec.ranks))];
-    const CollectiveGpuLayout& prev =
-        plan[static_cast<std::size_t>(wrap(rank - stride, spec.ranks))];
+    const CollectiveGpuLayout& next = plan[to_size(wrap(rank + stride, spec.ranks))];
+    const CollectiveGpuLayout& prev = plan[to_size(wrap(rank - stride, spec.ranks))];
     return RingRoute{stride, next.buffer, next.flags, prev.flags};
   };
   const RingRoute first = route(spec.direct ? 1 : spec.ring_strides.front());
@@ -302,12 +289,11 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
 std::vector<Program> ring_programs(const std::vector<CollectiveGpuLayout>& plan,
                                    const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
                                    std::uint32_t first_sequence) {
-  std::vector<Program> programs(static_cast<std::size_t>(spec.ranks));
+  std::vector<Program> programs(to_size(spec.ranks));
   for (int rank = 0; rank < spec.ranks; ++rank) {
     std::uint32_t sequence = first_sequence;
     for (CollectiveOp op : ops) {
-      append_collective(programs[static_cast<std::size_t>(rank)],
-                        ring_launch(plan, spec, rank, op, sequence++));
+      append_collective(programs[to_size(rank)], ring_launch(plan, spec, rank, op, sequence++));
     }
   }
   return programs;

@@ -7,6 +7,7 @@
 #include "protocol/dispatcher_registers.h"
 #include "protocol/dma_registers.h"
 #include "protocol/mmio_map.h"
+#include "protocol/to_size.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 #include "workloads/plan_util.h"
@@ -43,7 +44,7 @@ struct RingOnOutput {
 // The SM ring collective in place on every GPU's `buffer` (C, or A for an all-gathered input) of
 // `bytes`.
 RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::uint64_t bytes,
-                     std::uint64_t GemmBuffers::*buffer, ElementCode element, T3Ring order,
+                     std::uint64_t GemmBuffers::*buffer, ElementType element, T3Ring order,
                      bool gated) {
   RingOnOutput ring;
   ring.order = order;
@@ -82,7 +83,7 @@ RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::
 }
 
 RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
-                            ElementCode element, T3Ring order, bool gated = false) {
+                            ElementType element, T3Ring order, bool gated = false) {
   return ring_on(config, plan, plan.output_bytes, &GemmBuffers::c, element, order, gated);
 }
 
@@ -108,7 +109,7 @@ void require_equal_chunks(const SystemConfig& config, const GemmShape& shape) {
 // `tags_per_chunk` tracking tags each. Buffers whose elements do not split into n equal chunks
 // (chunk_range) leave the plan without a rotation: GPU g's chunks are then not GPU 0's moved.
 void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint64_t buffer,
-                       std::uint64_t bytes, ElementCode element, const std::string& what,
+                       std::uint64_t bytes, ElementType element, const std::string& what,
                        int sign = 1, std::uint32_t tags_per_chunk = 0) {
   if (!plan.rotation_refused.empty()) return;
   const auto n = static_cast<std::uint64_t>(config.gpus);
@@ -126,11 +127,11 @@ void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint
 
 // C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
 // GPU g's chunk positions are GPU 0's moved by g: one band.
-void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
                    int sign, std::uint32_t tags_per_chunk) {
   const std::uint64_t offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
   for (int g = 0; g < config.gpus; ++g) {
-    if (plan.gemm.gpus[static_cast<std::size_t>(g)].buffers.c - hbm_base(config, g) != offset) {
+    if (plan.gemm.gpus[to_size(g)].buffers.c - hbm_base(config, g) != offset) {
       throw std::logic_error("scenario: GPU " + std::to_string(g) +
                              "'s output is not at GPU 0's offset, so GPUs are not rotations of "
                              "one another");
@@ -141,7 +142,7 @@ void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
 }
 
 // GEMM, then a reduce-scatter (SM ring or DMA + NMC), then the SM ring all-gather.
-void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
                      bool dma_reduce_scatter) {
   plan.phases = {{"gemm", PhaseKind::Gemm},
                  {"reduce_scatter", PhaseKind::ReduceScatter},
@@ -165,10 +166,10 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
   for (int g = 0; g < config.gpus; ++g) {
     Program program;
     program.commands.push_back(barrier(kStartBarrier, "start"));
-    append_gemm(program, plan.gemm.gpus[static_cast<std::size_t>(g)].launch);
+    append_gemm(program, plan.gemm.gpus[to_size(g)].launch);
     end_phase(program, plan.phases, 0);
     if (dma_reduce_scatter) {
-      const auto& commands = dma_rs[static_cast<std::size_t>(g)].commands;
+      const auto& commands = dma_rs[to_size(g)].commands;
       program.commands.insert(program.commands.end(), commands.begin(), commands.end());
     } else {
       append_ring(program, ring, g, CollectiveOp::ReduceScatter, 1);
@@ -184,7 +185,7 @@ void plan_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode
 
 // T3's fused GEMM + reduce-scatter, then the SM ring all-gather.
 void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-                ElementCode element, ElementCode out_element) {
+                ElementType element, ElementType out_element) {
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
   const T3GemmRsPlan fused =
       plan_t3_gemm_rs(config, shape, element, out_element, direct_collective(config));
@@ -193,7 +194,7 @@ void plan_fused(const SystemConfig& config, const GemmShape& shape, ScenarioPlan
   const RingOnOutput ring = ring_on_output(config, plan, out_element, fused.ring);
   std::vector<Program> programs = fused.programs();
   for (int g = 0; g < config.gpus; ++g) {
-    Program& program = programs[static_cast<std::size_t>(g)];
+    Program& program = programs[to_size(g)];
     // The tracker's regions are set up before the clock starts, as a library configures them
     // once per buffer.
     const auto setup = static_cast<std::ptrdiff_t>(fused.tracker_setup[g].size());
@@ -255,7 +256,7 @@ void require_whole_bands(const SystemConfig& config, const GemmShape& shape, con
 // once it is done, its ring reduce-scatter on queue 1 while the next band computes; then the ring
 // all-gather of each band. Each band has its own buffer with its ring FIFO after it (the FIFO
 // follows the buffer, protocol/ring.h), from where C starts.
-void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element) {
+void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element) {
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t slices = n * config.workload.split;
@@ -294,13 +295,13 @@ void plan_slicing(const SystemConfig& config, ScenarioPlan& plan, ElementCode ou
 
   const auto sequence = [](std::int64_t k) { return static_cast<std::uint32_t>(k + 1); };
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
     const auto band_gemm = [&](std::int64_t i) {
-      return row_band(whole, band_shape, i, plan.bands[static_cast<std::size_t>(i)].address[g],
+      return row_band(whole, band_shape, i, plan.bands[to_size(i)].address[g],
                       "slice " + std::to_string(i) + " gemm");
     };
     const auto band_ring = [&](std::int64_t i, CollectiveOp op, std::uint32_t seq, int queue) {
-      CollectiveLaunch launch = ring_launch(layouts[static_cast<std::size_t>(i)], spec, g, op, seq);
+      CollectiveLaunch launch = ring_launch(layouts[to_size(i)], spec, g, op, seq);
       launch.label = "slice " + std::to_string(i) +
                      (op == CollectiveOp::ReduceScatter ? " reduce-scatter" : " all-gather");
       launch.queue = queue;
@@ -353,7 +354,7 @@ constexpr std::uint64_t kSentFlag = dispatcher::kMailbox + 4 * (dispatcher::kMai
 constexpr std::uint64_t kArrivedFlag = dispatcher::kMailbox + 4 * (dispatcher::kMailboxWords - 4);
 constexpr int kFlagDescriptor = dma::kDescriptors - 1;
 
-void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
                         const RingOnOutput& gather) {
   const int n = static_cast<int>(config.gpus);
   if (n - 1 > kFlagDescriptor) {
@@ -377,12 +378,11 @@ void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementC
   const int add_channels = static_cast<int>(
       std::max<std::int64_t>(1, std::min<std::int64_t>(default_ring_channels(config), slots / 4)));
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
     const int next = next_rank(g, n);
     const std::uint64_t dma =
         whole.dispatcher - mmio_map::kDispatcher + mmio_map::kDma;  // this GPU's engine
-    const std::uint64_t next_dispatcher =
-        plan.gemm.gpus[static_cast<std::size_t>(next)].launch.dispatcher;
+    const std::uint64_t next_dispatcher = plan.gemm.gpus[to_size(next)].launch.dispatcher;
     const auto slot_of = [&](int gpu, int step) {
       return hbm_base(config, gpu) + receive + static_cast<std::uint64_t>(step) * chunk_bytes;
     };
@@ -415,7 +415,7 @@ void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementC
       write(reg(dma::kSizeHigh), static_cast<std::uint32_t>(bytes >> 32),
             what + ": size bits 63:32");
       write(reg(dma::kOp), dma::kOpStore, what + ": store");
-      write(reg(dma::kElement), out_element, what + ": element");
+      write(reg(dma::kElement), element_code(out_element), what + ": element");
       write(reg(dma::kTag), 0xffffffffu, what + ": untracked");
       write(reg(dma::kDoorbell), 1, what + ": doorbell");
     };
@@ -490,7 +490,7 @@ void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementC
 // CommFuse's Flash-RS (see scenario.h): the sequential run's ring reduce-scatter, launched at
 // the start on queue 1 and gated chunk by chunk, while the GEMM runs chunk by chunk on queue 0 in
 // the order the ring consumes them; then the ring all-gather.
-void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element) {
+void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element) {
   namespace d = dispatcher;
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
@@ -517,7 +517,7 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
   const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
   const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
     const std::uint64_t gate = whole.dispatcher + gate_offset;
     Program program;
     const auto write = [&](std::uint64_t address, std::uint32_t value, const std::string& note) {
@@ -558,7 +558,7 @@ void plan_commfuse(const SystemConfig& config, ScenarioPlan& plan, ElementCode o
 }
 
 // Sequential for an all-gathered input: the ring all-gather of A, then the whole GEMM.
-void plan_gather_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementCode element) {
+void plan_gather_sequential(const SystemConfig& config, ScenarioPlan& plan, ElementType element) {
   const int n = static_cast<int>(config.gpus);
   plan.phases = {{"all_gather", PhaseKind::AllGather}, {"gemm", PhaseKind::Gemm}};
   const RingOnOutput ring = ring_on(config, plan, plan.gemm.gpus.front().buffers.a_bytes,
@@ -568,7 +568,7 @@ void plan_gather_sequential(const SystemConfig& config, ScenarioPlan& plan, Elem
     program.commands.push_back(barrier(kStartBarrier, "start"));
     append_ring(program, ring, g, CollectiveOp::AllGather, 1);
     end_phase(program, plan.phases, 0);
-    append_gemm(program, plan.gemm.gpus[static_cast<std::size_t>(g)].launch);
+    append_gemm(program, plan.gemm.gpus[to_size(g)].launch);
     end_phase(program, plan.phases, 1);
     plan.programs.push_back(std::move(program));
     plan.owned_chunks.push_back(owner_chunk(g, n));
@@ -580,7 +580,7 @@ void plan_gather_sequential(const SystemConfig& config, ScenarioPlan& plan, Elem
 // CommFuse's Flash-AG (see scenario.h): the ring all-gather of A on queue 1 from the start, each
 // step one whole chunk per channel; the GEMM band by band on queue 0, the band already here first,
 // then each band once every channel's READY flag shows its step arrived.
-void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCode element) {
+void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementType element) {
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t parts = config.workload.split;
@@ -591,8 +591,8 @@ void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCod
   const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
   const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
-    const CollectiveGpuLayout& here = ring.layout[static_cast<std::size_t>(g)];
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
+    const CollectiveGpuLayout& here = ring.layout[to_size(g)];
     Program program;
     program.commands.push_back(comm_queue_first(whole));
     program.commands.push_back(barrier(kStartBarrier, "start"));
@@ -717,7 +717,7 @@ int default_ring_channels(const SystemConfig& config) {
 }
 
 ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, Scenario scenario,
-                           ElementCode element, ElementCode out_element) {
+                           ElementType element, ElementType out_element) {
   if (config.gpus < 2) {
     throw std::invalid_argument("scenario " + std::string(to_string(scenario)) +
                                 ": needs at least 2 GPUs, has " + std::to_string(config.gpus));
@@ -785,12 +785,12 @@ ScenarioPlan plan_sublayer_scenario(const SystemConfig& config, Sublayer sublaye
   ScenarioPlan plan;
   plan.scenario = scenario;
   plan.gathers_input = true;
-  plan.gemm = plan_group_gemm(config, shape, kElementFp16, kElementFp16);
+  plan.gemm = plan_group_gemm(config, shape, ElementType::Fp16, ElementType::Fp16);
   plan.output_bytes = plan.gemm.gpus.front().buffers.c_bytes;
   if (scenario == Scenario::Sequential) {
-    plan_gather_sequential(config, plan, kElementFp16);
+    plan_gather_sequential(config, plan, ElementType::Fp16);
   } else {
-    plan_commfuse_ag(config, plan, kElementFp16);
+    plan_commfuse_ag(config, plan, ElementType::Fp16);
   }
   plan.bands = {whole_output(plan)};
   return plan;

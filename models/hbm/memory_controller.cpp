@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
 

@@ -239,9 +239,9 @@ LaunchError Dispatcher::validate(Kernel& kernel) const {
 
 LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
-  if (d.coll_op > kAdd || d.coll_element > 2) return kBadKernel;
+  if (d.coll_op > kAdd || !is_element_code(d.coll_element)) return kBadKernel;
   if (d.bytes == 0 || d.channels == 0) return kZeroSize;
-  const auto element = static_cast<ElementType>(d.coll_element);
+  const auto element = element_from_code(d.coll_element);
   const std::uint64_t eb = element_bytes(element);
   // Any whole number of elements: chunks and channel ranges may be uneven or empty (ring.h).
   if (d.ranks < 2 || d.ranks > kMaxRanks || d.rank >= d.ranks || d.channels > kMaxChannels ||
@@ -363,9 +363,9 @@ bool Dispatcher::direct_areas_mapped(bool* hbm_flags) const {
 
 LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
-  if (d.element > 2 || d.stream_out_flags > kUncached) return kBadKernel;
+  if (!is_element_code(d.element) || d.stream_out_flags > kUncached) return kBadKernel;
   if ((d.read_bytes == 0 && d.write_bytes == 0) || d.stream_workgroups == 0) return kZeroSize;
-  const auto element = static_cast<ElementType>(d.element);
+  const auto element = element_from_code(d.element);
   const std::uint64_t eb = element_bytes(element);
   if (d.stream_workgroups > kMaxStreamWorkgroups || d.read_bytes % eb != 0 ||
       d.write_bytes % eb != 0) {
@@ -394,7 +394,8 @@ LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
   if (d.m == 0 || d.n == 0 || d.k == 0 || d.tile_m == 0 || d.tile_n == 0 || d.tile_k == 0) {
     return kZeroSize;
   }
-  if (d.element > 2 || d.out_element > 2 || d.order > 2) return kBadKernel;
+  if (!is_element_code(d.element) || !is_element_code(d.out_element) || d.order > 2)
+    return kBadKernel;
   const std::int64_t grid_rows = (std::int64_t{d.m} + d.tile_m - 1) / d.tile_m;
   if (d.chunks == 0 || d.chunks > static_cast<std::uint32_t>(kMaxChunks) || d.chunks > grid_rows ||
       d.first_chunk >= d.chunks) {
@@ -403,8 +404,8 @@ LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
   for (std::uint32_t c = 0; c < d.chunks; ++c) {
     if (d.out[c].op > 1) return kBadKernel;
   }
-  const auto element = static_cast<ElementType>(d.element);
-  const auto out_element = static_cast<ElementType>(d.out_element);
+  const auto element = element_from_code(d.element);
+  const auto out_element = element_from_code(d.out_element);
   const std::uint64_t eb = element_bytes(element);
   const std::uint64_t ob = element_bytes(out_element);
   if (!mapped(d.a, std::uint64_t{d.m} * d.k, eb) || !mapped(d.b, std::uint64_t{d.k} * d.n, eb)) {

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/element.h"
 
@@ -871,11 +872,6 @@ void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements,
 }
 
 std::vector<std::string> Sm::describe_pending() const {
-  const auto hex = [](std::uint64_t value) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-    return std::string(text);
-  };
   // Flag words are (sequence << 32) | count (protocol/ring.h).
   const auto count = [](std::uint64_t value) { return std::to_string(value & 0xffffffffu); };
   const auto sequence = [](std::uint64_t value) { return std::to_string(value >> 32); };

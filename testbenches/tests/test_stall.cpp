@@ -75,7 +75,7 @@ TEST_CASE("a tracker threshold never reached stops the run naming the tiles and 
   TpGroup group("group", config);
   DmaCollectiveSpec spec;
   spec.ranks = 2;
-  spec.element = kElementFp32;
+  spec.element = ElementType::Fp32;
   spec.bytes = 2 * 4 * 4096;
   std::vector<Program> programs = dma_collective_programs(config, dma_ring_buffers(config), spec,
                                                           {CollectiveOp::ReduceScatter});

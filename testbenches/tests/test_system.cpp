@@ -6,6 +6,7 @@
 
 #include "config/config_io.h"
 #include "models/system/tp_group.h"
+#include "protocol/hex.h"
 #include "testbenches/traffic_generator.h"
 
 using namespace t3;

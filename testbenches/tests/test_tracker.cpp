@@ -24,6 +24,7 @@
 #include "models/dma/dma_engine.h"
 #include "models/hbm/memory_controller.h"
 #include "models/tracker/tracker.h"
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/mmio_bus.h"
