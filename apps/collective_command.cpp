@@ -120,7 +120,7 @@ DmaCollectiveSpec dma_spec(const po::variables_map& values, const std::string& i
   spec.pattern = pattern;
   spec.ranks = n;
   spec.bytes = bytes;
-  spec.element = kElementFp32;
+  spec.element = ElementType::Fp32;
   spec.slices = values.count("slices") ? values["slices"].as<int>() : 0;
   const bool direct = pattern == DmaPattern::Direct;
   const int most_ranks = direct ? kMaxDirectDmaRanks : kMaxDmaRanks;
@@ -234,7 +234,7 @@ Request parse_request(const po::variables_map& values) {
   if (on_sms(r.impl)) {
     r.sm.ranks = r.n;
     r.sm.bytes = r.bytes;
-    r.sm.element = kElementFp32;
+    r.sm.element = ElementType::Fp32;
     r.sm.direct = r.impl == Impl::DirectSm;
     r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";

@@ -14,3 +14,21 @@ function(t3sim_library name)
   install(FILES ${headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/t3sim/${folder})
   install(TARGETS ${target} EXPORT t3simTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endfunction()
+
+# t3sim_embed_json(<function> <dir> <what> <cpp_var> <inputs_var>) generates
+# ${CMAKE_CURRENT_BINARY_DIR}/<function>.cpp, whose `<function>()` returns every <dir>/*.json by
+# name (cmake/EmbedJson.cmake), rebuilt when one of them changes. Sets <cpp_var> to the generated
+# source and <inputs_var> to the JSON files.
+function(t3sim_embed_json function dir what cpp_var inputs_var)
+  file(GLOB inputs CONFIGURE_DEPENDS ${dir}/*.json)
+  list(SORT inputs)
+  set(cpp ${CMAKE_CURRENT_BINARY_DIR}/${function}.cpp)
+  add_custom_command(
+    OUTPUT ${cpp}
+    COMMAND ${CMAKE_COMMAND} -DOUTPUT=${cpp} -DINPUT_DIR=${dir} -DFUNCTION=${function} -P
+            ${PROJECT_SOURCE_DIR}/cmake/EmbedJson.cmake
+    DEPENDS ${inputs} ${PROJECT_SOURCE_DIR}/cmake/EmbedJson.cmake
+    COMMENT "Embedding ${what}")
+  set(${cpp_var} ${cpp} PARENT_SCOPE)
+  set(${inputs_var} ${inputs} PARENT_SCOPE)
+endfunction()

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/suggestion.h"
+#include "protocol/hex.h"
 
 namespace t3 {
 
@@ -295,10 +296,7 @@ class TableWriter : public ParamVisitor {
     row(path, "integer", std::to_string(value), info);
   }
   void visit(const std::string& path, std::uint64_t& value, const ParamInfo& info) override {
-    std::ostringstream shown;
-    if (value >= 65536) shown << "0x" << std::hex;
-    shown << value;
-    row(path, "unsigned", shown.str(), info);
+    row(path, "unsigned", value >= 65536 ? hex(value) : std::to_string(value), info);
   }
   void visit(const std::string& path, double& value, const ParamInfo& info) override {
     std::ostringstream shown;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <utility>
 
+#include "protocol/to_size.h"
+
 namespace t3 {
 namespace {
 
@@ -14,7 +16,7 @@ constexpr double kMaxU64 = 18446744073709551615.0;
 template <typename E, std::size_t N>
 void visit_enum(ParamVisitor& visitor, const std::string& path, E& value,
                 const std::array<const char*, N>& names, const char* doc) {
-  std::string text = names[static_cast<std::size_t>(value)];
+  std::string text = names[to_size(value)];
   ParamInfo info{"", doc, 0, 0, std::vector<std::string>(names.begin(), names.end())};
   visitor.visit(path, text, info);
   for (std::size_t i = 0; i < N; ++i) {

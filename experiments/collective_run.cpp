@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/system/tp_group.h"
+#include "protocol/to_size.h"
 #include "workloads/t3_plan.h"
 
 namespace t3 {
@@ -55,7 +56,7 @@ std::uint64_t sm_ring_data_bytes(const TpGroup& group, const std::vector<Collect
   std::uint64_t total = 0;
   for (CollectiveOp op : ops) {
     for (int c = 0; c < spec.channels; ++c) {
-      const int stride = spec.ring_strides[static_cast<std::size_t>(ring_of_channel(c, rings))];
+      const int stride = spec.ring_strides[to_size(ring_of_channel(c, rings))];
       for (int g = 0; g < n; ++g) {
         const int unsent = op == CollectiveOp::ReduceScatter
                                ? reduce_scatter_chunk(g, n - 1, n, stride)
@@ -93,7 +94,7 @@ std::uint64_t sm_direct_data_bytes(const TpGroup& group, std::size_t ops,
 
 // The programs with rank `omit`'s emptied (its host idles), or unchanged for -1.
 std::vector<Program> launched(std::vector<Program> programs, int omit) {
-  if (omit >= 0) programs.at(static_cast<std::size_t>(omit)) = Program{};
+  if (omit >= 0) programs.at(to_size(omit)) = Program{};
   return programs;
 }
 

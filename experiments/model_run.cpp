@@ -9,6 +9,7 @@
 #include "config/config_io.h"
 #include "experiments/scenario_run.h"
 #include "models/system/simulation.h"
+#include "protocol/to_size.h"
 #include "workloads/gemm_plan.h"
 #include "workloads/model_zoo.h"
 #include "workloads/stream_program.h"
@@ -166,7 +167,7 @@ nlohmann::json assemble(const ModelRequest& request,
     const auto& sims = kernel_sims[k];
     if (scenario == Scenario::Ideal) return ideal_result(results[sims[0]]);
     const auto index = std::find(simulated.begin(), simulated.end(), scenario) - simulated.begin();
-    return results[sims[static_cast<std::size_t>(index)]];
+    return results[sims[to_size(index)]];
   };
 
   nlohmann::json kernel_list = nlohmann::json::array();
@@ -312,7 +313,7 @@ nlohmann::json run_stream_kernel(const SystemConfig& config, std::uint64_t read_
   Program program;
   append_stream(program, plan_stream(config, 0, read_bytes, write_bytes, flops));
   TpGroup group("group", config);
-  std::vector<Program> programs(static_cast<std::size_t>(group.gpus()));
+  std::vector<Program> programs(to_size(group.gpus()));
   programs[0] = program;
   const RunSummary run = run_to_completion(group, programs);
   return kernel_record(group, run);

@@ -1,12 +1,10 @@
 // The end-to-end suite and its files (see model_sweep.h).
 #include "experiments/model_sweep.h"
 
-#include <algorithm>
-#include <cmath>
 #include <fstream>
-#include <sstream>
 
 #include "config/system_config.h"
+#include "experiments/summary_table.h"
 #include "workloads/model_zoo.h"
 
 namespace t3 {
@@ -14,20 +12,6 @@ namespace t3 {
 namespace {
 
 const char* const kClasses[] = {"gemm", "attention", "memory_bound", "communication_exposed"};
-
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text.setf(std::ios::fixed);
-  text.precision(digits);
-  text << value;
-  return text.str();
-}
-
-double geomean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double value : values) sum += std::log(value);
-  return values.empty() ? 0 : std::exp(sum / static_cast<double>(values.size()));
-}
 
 const nlohmann::json& entry_of(const nlohmann::json& document, Scenario scenario) {
   for (const auto& entry : document.at("scenarios")) {
@@ -60,12 +44,8 @@ void write_speedups(std::ostream& out, const ModelSuite& suite,
     out << "\n";
   }
   if (speedups.empty() || speedups.front().empty()) return;
-  out << "| **geomean** | | | | |";
-  for (const auto& values : speedups) out << " **" << fixed(geomean(values), 3) << "** |";
-  out << "\n| **max** | | | | |";
-  for (const auto& values : speedups) {
-    out << " **" << fixed(*std::max_element(values.begin(), values.end()), 3) << "** |";
-  }
+  out << "| **geomean** | | | | |" << geomean_cells(speedups);
+  out << "\n| **max** | | | | |" << max_cells(speedups);
   out << "\n\n";
 }
 
@@ -88,10 +68,8 @@ void write_breakdown(std::ostream& out, const std::vector<nlohmann::json>& docum
 
 void write_summary(const std::string& path, const ModelSuite& suite, const std::string& system,
                    const std::vector<nlohmann::json>& documents) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-  out << "# Sweep summary: suite " << suite.name << ", system " << system << "\n\n"
-      << "End-to-end: one transformer layer run kernel by kernel (each kernel a simulation of its "
+  std::ofstream out = open_summary(path, suite.name, system);
+  out << "End-to-end: one transformer layer run kernel by kernel (each kernel a simulation of its "
          "own; the all-reduced GEMMs as their scenario's sublayer runs), the model = layers x the "
          "layer. Speedup = sequential model time / scenario model time. Geomean and max are over "
          "the rows of each table. Every figure is measured by this sweep; none is a published "

@@ -1,17 +1,16 @@
 #include "experiments/sweep.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 #include <type_traits>
 
 #include "config/suggestion.h"
 #include "config/system_config.h"
+#include "experiments/summary_table.h"
 #include "workloads/model_zoo.h"
 #include "workloads/sublayer.h"
 
@@ -196,20 +195,6 @@ void add_group(Suite& suite, const nlohmann::json& product, const std::string& w
   add_product(suite, models, list_of<int>(product, "tp", where, {}), sublayers, tokens, sets);
 }
 
-double geomean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double value : values) sum += std::log(value);
-  return values.empty() ? 0 : std::exp(sum / static_cast<double>(values.size()));
-}
-
-std::string fixed(double value, int digits) {
-  std::ostringstream text;
-  text.setf(std::ios::fixed);
-  text.precision(digits);
-  text << value;
-  return text.str();
-}
-
 double dram_ratio(const nlohmann::json& result, const nlohmann::json& sequential) {
   return result["dram_bytes"]["total"].get<double>() /
          sequential["dram_bytes"]["total"].get<double>();
@@ -248,14 +233,10 @@ void write_table(std::ostream& out, const Suite& suite,
     }
     out << "\n";
   }
-  out << "| **geomean** | | | |" << extra;
-  for (const auto& values : speedups) out << " **" << fixed(geomean(values), 3) << "** |";
+  out << "| **geomean** | | | |" << extra << geomean_cells(speedups);
   for (const auto& values : ratios)
     out << " **" << fixed(100 * (1 - geomean(values)), 1) << "%** |";
-  out << "\n| **max** | | | |" << extra;
-  for (const auto& values : speedups) {
-    out << " **" << fixed(*std::max_element(values.begin(), values.end()), 3) << "** |";
-  }
+  out << "\n| **max** | | | |" << extra << max_cells(speedups);
   for (const auto& values : ratios) {
     out << " **" << fixed(100 * (1 - *std::min_element(values.begin(), values.end())), 1)
         << "%** |";
@@ -294,10 +275,8 @@ std::string simulation_mode(const std::vector<std::vector<nlohmann::json>>& resu
 void write_summary(const std::string& path, const Suite& suite, const std::string& system,
                    const std::vector<std::vector<nlohmann::json>>& results,
                    const std::vector<std::string>& missing) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-  out << "# Sweep summary: suite " << suite.name << ", system " << system << "\n\n"
-      << "Speedup = sequential time / scenario time. DRAM = reduction of the bytes read, written "
+  std::ofstream out = open_summary(path, suite.name, system);
+  out << "Speedup = sequential time / scenario time. DRAM = reduction of the bytes read, written "
          "and updated in HBM by all GPUs, against sequential (positive: less data moved). "
          "Geomean and max are over the rows of each table. Every figure is measured by this "
          "sweep; none is a published one.\n\n"

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "protocol/to_size.h"
 #include "tlm_interconnect/element.h"
 
 namespace t3 {
@@ -35,45 +36,49 @@ std::vector<float> load_row_major(const unsigned char* tiled, const TiledLayout&
   return values;
 }
 
+// Which image of a matrix a copy reads: the other one is written.
+enum class Source { RowMajor, Tiled };
+
+void reorder(const unsigned char* source, unsigned char* destination, const TiledLayout& layout,
+             std::size_t element_bytes, Source from) {
+  for (std::int64_t r = 0; r < layout.rows(); ++r) {
+    for (std::int64_t c = 0; c < layout.cols(); ++c) {
+      const std::size_t tiled = to_size(layout.offset(r, c)) * element_bytes;
+      const std::size_t row_major = (count(r, layout.cols()) + to_size(c)) * element_bytes;
+      const bool tiled_source = from == Source::Tiled;
+      std::memcpy(destination + (tiled_source ? row_major : tiled),
+                  source + (tiled_source ? tiled : row_major), element_bytes);
+    }
+  }
+}
+
+Bytes reorder(const char* what, const Bytes& source, const TiledLayout& layout,
+              std::size_t element_bytes, Source from) {
+  const std::size_t bytes = count(layout.rows(), layout.cols()) * element_bytes;
+  check_size(what, source.size(), bytes);
+  Bytes destination(bytes);
+  reorder(source.data(), destination.data(), layout, element_bytes, from);
+  return destination;
+}
+
 }  // namespace
 
 void to_tiled(const unsigned char* row_major, unsigned char* tiled, const TiledLayout& layout,
               std::size_t element_bytes) {
-  for (std::int64_t r = 0; r < layout.rows(); ++r) {
-    for (std::int64_t c = 0; c < layout.cols(); ++c) {
-      std::memcpy(
-          tiled + static_cast<std::size_t>(layout.offset(r, c)) * element_bytes,
-          row_major + (count(r, layout.cols()) + static_cast<std::size_t>(c)) * element_bytes,
-          element_bytes);
-    }
-  }
+  reorder(row_major, tiled, layout, element_bytes, Source::RowMajor);
 }
 
 void to_row_major(const unsigned char* tiled, unsigned char* row_major, const TiledLayout& layout,
                   std::size_t element_bytes) {
-  for (std::int64_t r = 0; r < layout.rows(); ++r) {
-    for (std::int64_t c = 0; c < layout.cols(); ++c) {
-      std::memcpy(
-          row_major + (count(r, layout.cols()) + static_cast<std::size_t>(c)) * element_bytes,
-          tiled + static_cast<std::size_t>(layout.offset(r, c)) * element_bytes, element_bytes);
-    }
-  }
+  reorder(tiled, row_major, layout, element_bytes, Source::Tiled);
 }
 
 Bytes to_tiled(const Bytes& row_major, const TiledLayout& layout, std::size_t element_bytes) {
-  const std::size_t bytes = count(layout.rows(), layout.cols()) * element_bytes;
-  check_size("to_tiled", row_major.size(), bytes);
-  Bytes tiled(bytes);
-  to_tiled(row_major.data(), tiled.data(), layout, element_bytes);
-  return tiled;
+  return reorder("to_tiled", row_major, layout, element_bytes, Source::RowMajor);
 }
 
 Bytes to_row_major(const Bytes& tiled, const TiledLayout& layout, std::size_t element_bytes) {
-  const std::size_t bytes = count(layout.rows(), layout.cols()) * element_bytes;
-  check_size("to_row_major", tiled.size(), bytes);
-  Bytes row_major(bytes);
-  to_row_major(tiled.data(), row_major.data(), layout, element_bytes);
-  return row_major;
+  return reorder("to_row_major", tiled, layout, element_bytes, Source::Tiled);
 }
 
 TiledLayout layout_a(const GemmShape& shape, const GemmConfig& tiles) {

@@ -6,16 +6,12 @@
 
 #include "harness/reference_gemm.h"
 #include "protocol/ring.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/element.h"
 
 namespace t3 {
 
 namespace {
-
-// The dispatcher's element codes are ElementType's values (models/sm/dispatcher.cpp casts too).
-ElementType element_type(ElementCode code) {
-  return static_cast<ElementType>(code);
-}
 
 // `elements` values of `type` drawn from the integers in [-range, range].
 Bytes integer_values(std::size_t elements, ElementType type, std::mt19937_64& random, int range) {
@@ -38,12 +34,12 @@ ScenarioCheck::ScenarioCheck(TpGroup& group, const ScenarioPlan& plan, std::uint
   }
   const GemmShape& shape = plan.gemm.shape;
   const GemmLaunch& launch = plan.gemm.gpus.front().launch;
-  const ElementType in = element_type(launch.element);
-  const ElementType out = element_type(launch.out_element);
+  const ElementType in = launch.element;
+  const ElementType out = launch.out_element;
   std::mt19937_64 random(seed);
-  std::vector<float> sum(static_cast<std::size_t>(shape.m * shape.n), 0.0f);
+  std::vector<float> sum(to_size(shape.m * shape.n), 0.0f);
   for (int g = 0; g < group.gpus(); ++g) {
-    const GemmBuffers& buffers = plan.gemm.gpus[static_cast<std::size_t>(g)].buffers;
+    const GemmBuffers& buffers = plan.gemm.gpus[to_size(g)].buffers;
     const Bytes a = integer_values(static_cast<std::size_t>(shape.m * shape.k), in, random, range);
     const Bytes b = integer_values(static_cast<std::size_t>(shape.k * shape.n), in, random, range);
     debug_write(group.gpu(g).router, buffers.a, a);
@@ -60,15 +56,15 @@ ScenarioCheck::ScenarioCheck(TpGroup& group, const ScenarioPlan& plan, std::uint
 void ScenarioCheck::load_gathered(std::uint64_t seed, int range) {
   const GemmShape& shape = plan_.gemm.shape;
   const GemmLaunch& launch = plan_.gemm.gpus.front().launch;
-  const ElementType in = element_type(launch.element);
-  const ElementType out = element_type(launch.out_element);
+  const ElementType in = launch.element;
+  const ElementType out = launch.out_element;
   const int n = group_.gpus();
   std::mt19937_64 random(seed);
   input_ = integer_values(static_cast<std::size_t>(shape.m * shape.k), in, random, range);
   // A's row bands are the ring's chunks (whole tile rows, tile-contiguous, so contiguous bytes).
   const std::size_t band = input_.size() / static_cast<std::size_t>(n);
   for (int g = 0; g < n; ++g) {
-    const GemmBuffers& buffers = plan_.gemm.gpus[static_cast<std::size_t>(g)].buffers;
+    const GemmBuffers& buffers = plan_.gemm.gpus[to_size(g)].buffers;
     const Bytes b = integer_values(static_cast<std::size_t>(shape.k * shape.n), in, random, range);
     // Only the band GPU g holds; the others a value the data never has, so a band the
     // all-gather missed shows in C.
@@ -89,11 +85,11 @@ void ScenarioCheck::load_gathered(std::uint64_t seed, int range) {
 
 std::string ScenarioCheck::check_gathered() const {
   for (int g = 0; g < group_.gpus(); ++g) {
-    const GemmBuffers& buffers = plan_.gemm.gpus[static_cast<std::size_t>(g)].buffers;
+    const GemmBuffers& buffers = plan_.gemm.gpus[to_size(g)].buffers;
     if (debug_read(group_.gpu(g).router, buffers.a, input_.size()) != input_) {
       return "gpu " + std::to_string(g) + ": its input A was not gathered whole";
     }
-    const Bytes& want = outputs_[static_cast<std::size_t>(g)];
+    const Bytes& want = outputs_[to_size(g)];
     const Bytes got = debug_read(group_.gpu(g).router, buffers.c, want.size());
     if (got != want) {
       const auto mismatch = std::mismatch(want.begin(), want.end(), got.begin());
@@ -114,14 +110,12 @@ void ScenarioCheck::on_barrier(std::uint32_t barrier) {
     }
     reduce_scatter_seen_ = true;
     const int n = group_.gpus();
-    const std::uint64_t element =
-        element_bytes(element_type(plan_.gemm.gpus.front().launch.out_element));
+    const std::uint64_t element = element_bytes(plan_.gemm.gpus.front().launch.out_element);
     // Each band is reduce-scattered on its own: GPU g owns the same chunk of every band.
     for (const OutputBand& band : plan_.bands) {
       for (int g = 0; g < n && reduce_scatter_error_.empty(); ++g) {
-        const ElementRange owned =
-            chunk_range(static_cast<std::int64_t>(band.bytes / element), n,
-                        static_cast<int>(plan_.owned_chunks[static_cast<std::size_t>(g)]));
+        const ElementRange owned = chunk_range(static_cast<std::int64_t>(band.bytes / element), n,
+                                               static_cast<int>(plan_.owned_chunks[to_size(g)]));
         reduce_scatter_error_ =
             compare(g, band.offset + static_cast<std::uint64_t>(owned.first) * element,
                     static_cast<std::uint64_t>(owned.size()) * element);
@@ -150,7 +144,7 @@ std::string ScenarioCheck::compare(int gpu, std::uint64_t offset, std::uint64_t 
     const std::uint64_t begin = std::max(offset, band.offset);
     const std::uint64_t end = std::min(offset + bytes, band.offset + band.bytes);
     if (begin >= end) continue;
-    const std::uint64_t at = band.address[static_cast<std::size_t>(gpu)] + (begin - band.offset);
+    const std::uint64_t at = band.address[to_size(gpu)] + (begin - band.offset);
     if (std::string error = compare_at(gpu, begin, at, end - begin); !error.empty()) return error;
   }
   return {};
@@ -158,7 +152,7 @@ std::string ScenarioCheck::compare(int gpu, std::uint64_t offset, std::uint64_t 
 
 std::string ScenarioCheck::compare_at(int gpu, std::uint64_t offset, std::uint64_t address,
                                       std::uint64_t bytes) const {
-  const ElementType out = element_type(plan_.gemm.gpus.front().launch.out_element);
+  const ElementType out = plan_.gemm.gpus.front().launch.out_element;
   const std::size_t size = element_bytes(out);
   const Bytes got = debug_read(group_.gpu(gpu).router, address, bytes);
   const unsigned char* want = expected_.data() + offset;

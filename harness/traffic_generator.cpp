@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {

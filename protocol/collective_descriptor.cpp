@@ -3,25 +3,13 @@
 
 #include <tuple>
 
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
+
 namespace t3 {
 namespace {
 
 namespace d = dispatcher;
-
-std::string hex(std::uint64_t value) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[value & 0xf]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + out;
-}
-
-std::string element_text(std::uint32_t element) {
-  static const char* const names[] = {"fp32", "fp16", "bf16"};
-  return element < 3 ? names[element] : std::to_string(element);
-}
 
 bool same_route(const RingRoute& a, const RingRoute& b) {
   return std::tie(a.stride, a.next_buffer, a.next_flags, a.prev_flags) ==
@@ -74,7 +62,7 @@ CollectiveAlgorithm algorithm_of(CollectiveOp op) {
 
 RingRoute CollectiveDescriptor::ring(int index) const {
   if (index == 0) return {stride, next_buffer, next_flags, prev_flags};
-  return more_rings.at(static_cast<std::size_t>(index - 1));
+  return more_rings.at(to_size(index - 1));
 }
 
 bool CollectiveDescriptor::operator==(const CollectiveDescriptor& o) const {
@@ -114,7 +102,7 @@ std::vector<RegisterWrite> to_registers(const CollectiveDescriptor& c) {
   write64(d::kCollNextFlagsLow, c.next_flags, "next flags");
   write64(d::kCollPrevFlagsLow, c.prev_flags, "prev flags");
   write64(d::kCollBytesLow, c.bytes, "bytes");
-  write(d::kCollElement, c.element, "element = " + element_text(c.element));
+  write(d::kCollElement, element_code(c.element), std::string("element = ") + to_string(c.element));
   write(d::kCollSequence, c.sequence, "sequence = " + std::to_string(c.sequence));
   write(d::kCollSliceBytes, c.slice_bytes, "slice bytes = " + std::to_string(c.slice_bytes));
   write(d::kCollFifoDepth, c.fifo_depth, "FIFO depth = " + std::to_string(c.fifo_depth));
@@ -152,12 +140,13 @@ CollectiveDescriptor from_registers(const RegisterRead& read) {
   CollectiveDescriptor c;
   const CollectiveOpInfo& info = collective_op_info(read(d::kCollOp));
   c.op = info.op;
-  c.element = read(d::kCollElement);
-  if (c.element > 2) {
+  const std::uint32_t element = read(d::kCollElement);
+  if (!is_element_code(element)) {
     throw CollectiveDecodeError(CollectiveDecodeError::Kind::UnknownCode,
-                                "COLL_ELEMENT = " + std::to_string(c.element) +
+                                "COLL_ELEMENT = " + std::to_string(element) +
                                     ": no element type has this code (0 fp32, 1 fp16, 2 bf16)");
   }
+  c.element = element_from_code(element);
   c.ranks = signed_value(d::kCollRanks);
   c.rank = signed_value(d::kCollRank);
   c.channels = signed_value(d::kCollChannels);

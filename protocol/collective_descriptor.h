@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "protocol/dispatcher_registers.h"
+#include "protocol/element_type.h"
 #include "protocol/ring.h"
 
 namespace t3 {
@@ -63,7 +64,7 @@ struct CollectiveDescriptor {
   std::uint64_t flags = 0;                        // this rank's flag area
   std::uint64_t next_flags = 0, prev_flags = 0;   // ring 0's neighbours' flag areas
   std::uint64_t bytes = 0;                        // the whole buffer, whole elements
-  std::uint32_t element = 0;                      // COLL_ELEMENT: 0 fp32, 1 fp16, 2 bf16
+  ElementType element = ElementType::Fp32;        // COLL_ELEMENT
   std::uint32_t sequence = 1;                     // launch sequence number (>= 1, growing)
   std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;  // per flag and FIFO entry
   std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;    // receive FIFO entries per channel

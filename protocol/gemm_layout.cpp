@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "protocol/to_size.h"
+
 namespace t3 {
 namespace {
 
@@ -102,7 +104,7 @@ std::vector<std::int64_t> wg_order(std::int64_t grid_rows, std::int64_t grid_col
         std::to_string(grid_cols));
   }
   std::vector<std::int64_t> ids;
-  ids.reserve(static_cast<std::size_t>(grid_rows * grid_cols));
+  ids.reserve(to_size(grid_rows * grid_cols));
   switch (order) {
     case WgOrder::RowMajor:
       for (std::int64_t r = 0; r < grid_rows; ++r) {

@@ -1,14 +1,8 @@
 #include "tlm_interconnect/address_map.h"
 
-#include <cstdio>
+#include "protocol/hex.h"
 
 namespace t3 {
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 AddressMap::AddressMap(const AddressMapConfig& config, int gpus, std::uint64_t hbm_capacity)
     : config_(config), gpus_(gpus), hbm_size_(hbm_capacity) {}

@@ -41,6 +41,4 @@ class AddressMap {
   std::uint64_t hbm_size_;
 };
 
-std::string hex(std::uint64_t value);
-
 }  // namespace t3

@@ -1,5 +1,6 @@
 #include "tlm_interconnect/mmio_bus.h"
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {

@@ -14,28 +14,12 @@ const char* to_string(Op op) {
   return "?";
 }
 
-const char* to_string(ElementType type) {
-  switch (type) {
-    case ElementType::Fp32:
-      return "fp32";
-    case ElementType::Fp16:
-      return "fp16";
-    case ElementType::Bf16:
-      return "bf16";
-  }
-  return "?";
-}
-
 const char* to_string(TrafficClass traffic_class) {
   return traffic_class == TrafficClass::Compute ? "compute" : "communication";
 }
 
 const char* to_string(CacheHint hint) {
   return hint == CacheHint::Cached ? "cached" : "uncached";
-}
-
-std::size_t element_bytes(ElementType type) {
-  return type == ElementType::Fp32 ? 4 : 2;
 }
 
 tlm::tlm_extension_base* T3Extension::clone() const {

@@ -10,13 +10,14 @@
 
 #include <tlm>
 
+#include "protocol/element_type.h"
+
 namespace t3 {
 
 // What the initiator asks of the target. Update is an atomic read-modify-write done at the
 // target (near-memory compute): the payload data is the operand, nothing is returned.
 enum class Op : std::uint8_t { Read, Write, Update };
 enum class ReduceOp : std::uint8_t { Add };
-enum class ElementType : std::uint8_t { Fp32, Fp16, Bf16 };
 enum class TrafficClass : std::uint8_t { Compute, Communication };
 enum class CacheHint : std::uint8_t { Cached, Uncached };
 
@@ -24,10 +25,8 @@ inline constexpr int kTrafficClasses = 2;
 inline constexpr int kOps = 3;
 
 const char* to_string(Op op);
-const char* to_string(ElementType type);
 const char* to_string(TrafficClass traffic_class);
 const char* to_string(CacheHint hint);
-std::size_t element_bytes(ElementType type);
 
 // Which block issued a transaction: GPU index and a unit number within it (SM, DMA engine, ...).
 struct Origin {

@@ -1,5 +1,6 @@
 #include "tlm_interconnect/rotator.h"
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {

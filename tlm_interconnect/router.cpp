@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
+
 namespace t3 {
 
 namespace {
@@ -32,7 +35,7 @@ void Router::set_route(int gpu, Window window, int port) {
     throw std::out_of_range(std::string(name()) + ": set_route to negative port " +
                             std::to_string(port));
   }
-  routes_[static_cast<std::size_t>(gpu) * 2 + (window == Window::Mmio ? 1 : 0)] = port;
+  routes_[to_size(gpu) * 2 + (window == Window::Mmio ? 1 : 0)] = port;
 }
 
 std::uint64_t Router::transactions(int port) const {
@@ -47,8 +50,7 @@ std::uint64_t Router::bytes(int port) const {
 int Router::route(const tlm::tlm_generic_payload& payload) {
   const auto decoded = map_.decode(payload.get_address(), payload.get_data_length());
   if (!decoded) return -1;
-  const int port =
-      routes_[static_cast<std::size_t>(decoded->gpu) * 2 + (decoded->window == Window::Mmio)];
+  const int port = routes_[to_size(decoded->gpu) * 2 + (decoded->window == Window::Mmio)];
   if (port < 0) return -1;
   if (static_cast<unsigned>(port) >= out.size()) {
     // A netlist bug, not a bad address: the route names a port nothing was bound to.

@@ -6,6 +6,7 @@
 
 #include "config/config_io.h"
 #include "protocol/mmio_map.h"
+#include "protocol/to_size.h"
 #include "workloads/gemm_program.h"
 #include "workloads/plan_util.h"
 
@@ -13,7 +14,7 @@ namespace t3 {
 namespace {
 
 // The checks shared by check_spec and append_collective; `where` prefixes every message.
-void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementCode element,
+void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementType element,
                   int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,
                   std::uint32_t poll_ns) {
   if (ranks < 2 || ranks > static_cast<int>(dispatcher::kMaxRanks)) {
@@ -24,15 +25,11 @@ void check_fields(const std::string& where, int ranks, std::uint64_t bytes, Elem
     bad_plan(where + "channels = " + std::to_string(channels) + " must be in [1, " +
              std::to_string(dispatcher::kMaxChannels) + "]");
   }
-  if (element_name(element) == nullptr) {
-    bad_plan(where + "unknown element code " + std::to_string(element) +
-             " (0 fp32, 1 fp16, 2 bf16)");
-  }
   // Chunks and channel ranges may be uneven or empty (protocol/ring.h): only whole elements count.
   const std::uint64_t element_bytes = bytes_of(element, 1);
   if (bytes == 0 || bytes % element_bytes != 0) {
     bad_plan(where + "bytes = " + std::to_string(bytes) + " must be a positive multiple of the " +
-             std::to_string(element_bytes) + "-byte " + element_name(element) + " element");
+             std::to_string(element_bytes) + "-byte " + to_string(element) + " element");
   }
   if (slice_bytes == 0 || slice_bytes % 4 != 0) {
     bad_plan(where + "slice_bytes = " + std::to_string(slice_bytes) +
@@ -190,13 +187,11 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
              std::to_string(spec.ranks) + ")");
   }
   check_spec(spec);
-  const CollectiveGpuLayout& self = plan[static_cast<std::size_t>(rank)];
+  const CollectiveGpuLayout& self = plan[to_size(rank)];
   // Ring i's neighbours: rank + stride (data, READY) and rank - stride (ACK).
   const auto route = [&](int stride) {
-    const CollectiveGpuLayout& next =
-        plan[static_cast<std::size_t>(wrap(rank + stride, spec.ranks))];
-    const CollectiveGpuLayout& prev =
-        plan[static_cast<std::size_t>(wrap(rank - stride, spec.ranks))];
+    const CollectiveGpuLayout& next = plan[to_size(wrap(rank + stride, spec.ranks))];
+    const CollectiveGpuLayout& prev = plan[to_size(wrap(rank - stride, spec.ranks))];
     return RingRoute{stride, next.buffer, next.flags, prev.flags};
   };
   const RingRoute first = route(spec.direct ? 1 : spec.ring_strides.front());
@@ -246,12 +241,11 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
 std::vector<Program> ring_programs(const std::vector<CollectiveGpuLayout>& plan,
                                    const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
                                    std::uint32_t first_sequence) {
-  std::vector<Program> programs(static_cast<std::size_t>(spec.ranks));
+  std::vector<Program> programs(to_size(spec.ranks));
   for (int rank = 0; rank < spec.ranks; ++rank) {
     std::uint32_t sequence = first_sequence;
     for (CollectiveOp op : ops) {
-      append_collective(programs[static_cast<std::size_t>(rank)],
-                        ring_launch(plan, spec, rank, op, sequence++));
+      append_collective(programs[to_size(rank)], ring_launch(plan, spec, rank, op, sequence++));
     }
   }
   return programs;

@@ -26,7 +26,7 @@ enum class FlagPlacement {
 struct CollectiveSpec {
   int ranks = 0;
   std::uint64_t bytes = 0;  // the whole buffer: ranks chunks, any whole number of elements
-  ElementCode element = kElementFp32;
+  ElementType element = ElementType::Fp32;
   int channels = 1;
   std::uint32_t slice_bytes = dispatcher::kDefaultSliceBytes;
   std::uint32_t fifo_depth = dispatcher::kDefaultFifoDepth;

@@ -7,6 +7,7 @@
 
 #include "protocol/dma_registers.h"
 #include "protocol/mmio_map.h"
+#include "protocol/to_size.h"
 #include "protocol/tracker_registers.h"
 #include "workloads/gemm_plan.h"
 #include "workloads/plan_util.h"
@@ -49,10 +50,8 @@ struct RankOp {
   const std::vector<DmaChunk>* chunks;        // by position
   const std::vector<std::uint64_t>* buffers;  // every rank's
   std::uint64_t tracker, dma;                 // this rank's register blocks
-  const DmaChunk& chunk(int position) const {
-    return (*chunks)[static_cast<std::size_t>(position)];
-  }
-  std::uint64_t buffer(int gpu) const { return (*buffers)[static_cast<std::size_t>(gpu)]; }
+  const DmaChunk& chunk(int position) const { return (*chunks)[to_size(position)]; }
+  std::uint64_t buffer(int gpu) const { return (*buffers)[to_size(gpu)]; }
   DmaPattern pattern() const { return spec->pattern; }
   bool direct() const { return pattern() == DmaPattern::Direct; }
   // The non-empty chunks it receives, in step order: an empty one is never sent, so never waited
@@ -112,7 +111,7 @@ void program_regions(Writer& w, const RankOp& r) {
                                           : tracker::kOpStore;
     w.write(reg(tracker::kDmaOp), op,
             note + (forward ? " forward to the next rank" : " count only (chunk ends here)"));
-    w.write(reg(tracker::kElement), r.spec->element, note + " element");
+    w.write(reg(tracker::kElement), element_code(r.spec->element), note + " element");
     w.write(reg(tracker::kControl), tracker::kEnable, note + " enable");
   }
 }
@@ -146,7 +145,7 @@ void ring_doorbells(Writer& w, const RankOp& r) {
       w.write64(reg(dma::kSizeLow), chunk.slice_bytes(j), note + " size");
       w.write(reg(dma::kOp), r.reduce() ? dma::kOpUpdate : dma::kOpStore,
               note + (r.reduce() ? " op = update" : " op = store"));
-      w.write(reg(dma::kElement), r.spec->element, note + " element");
+      w.write(reg(dma::kElement), element_code(r.spec->element), note + " element");
       w.write(reg(dma::kTag), dma_slice_tag(p, j, r.slices), note + " tag");
       w.write(reg(dma::kDoorbell), 1, note + " doorbell");
     }
@@ -159,7 +158,7 @@ void wait_done(Writer& w, const RankOp& r, std::vector<std::uint32_t>& done) {
   const std::vector<int> received = r.received();
   for (int p : received) {
     const int region = r.region(p);
-    std::uint32_t& count = done[static_cast<std::size_t>(region)];
+    std::uint32_t& count = done[to_size(region)];
     count += static_cast<std::uint32_t>(r.slices);
     w.poll(r.tracker + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(region), count,
            "wait for chunk " + std::to_string(p) + " (region " + std::to_string(region) +
@@ -181,15 +180,11 @@ void check_dma_spec(const DmaCollectiveSpec& spec) {
                      : "two tracker regions per chunk position") +
              ")");
   }
-  if (element_name(spec.element) == nullptr) {
-    bad_plan(where + "element: unknown element code " + std::to_string(spec.element) +
-             " (0 fp32, 1 fp16, 2 bf16)");
-  }
   const std::uint64_t element_bytes = bytes_of(spec.element, 1);
   if (spec.bytes == 0 || spec.bytes % element_bytes != 0) {
     bad_plan(where + "bytes = " + std::to_string(spec.bytes) +
              " must be a positive multiple of the " + std::to_string(element_bytes) + "-byte " +
-             element_name(spec.element) + " element");
+             to_string(spec.element) + " element");
   }
   const int most_slices = dma_max_slices(spec);
   if (spec.slices < 0 || spec.slices > most_slices) {
@@ -334,7 +329,7 @@ std::vector<Program> dma_collective_programs(const SystemConfig& config,
   }
   for (int g = 0; g < n; ++g) {
     const std::uint64_t base = hbm_base(config, g);
-    const std::uint64_t at = buffers[static_cast<std::size_t>(g)];
+    const std::uint64_t at = buffers[to_size(g)];
     if (at < base || at - base > config.hbm.capacity_bytes ||
         spec.bytes > config.hbm.capacity_bytes - (at - base)) {
       bad_plan("dma collective: buffers[" + std::to_string(g) + "] = " + std::to_string(at) + ": " +
@@ -354,9 +349,9 @@ std::vector<Program> dma_collective_programs(const SystemConfig& config,
     chunks.push_back(dma_chunk(spec, p));
     even = even && chunks.back().even();
   }
-  std::vector<Program> programs(static_cast<std::size_t>(n));
+  std::vector<Program> programs(to_size(n));
   for (int g = 0; g < n; ++g) {
-    Program& program = programs[static_cast<std::size_t>(g)];
+    Program& program = programs[to_size(g)];
     const std::uint64_t tracker_block = mmio_block(config, g, mmio_map::kTracker);
     Writer reset{program, "dma collective rank " + std::to_string(g)};
     reset.write(tracker_block + tracker::kReset, 1, "tracker reset (REGION_DONE counts from 0)");

@@ -113,7 +113,7 @@ struct DmaCollectiveSpec {
   DmaPattern pattern = DmaPattern::Ring;
   int ranks = 0;
   std::uint64_t bytes = 0;  // whole buffer per rank: `ranks` chunks, any whole number of elements
-  ElementCode element = kElementFp32;
+  ElementType element = ElementType::Fp32;
   // Per non-empty chunk, 1..16 (direct: 1..16 / (ranks - 1)) and at most the smaller chunk's
   // elements; 0 = the largest such count dividing the smaller chunk's elements.
   int slices = 0;
@@ -125,7 +125,7 @@ struct DmaCollectiveSpec {
 };
 
 // Throws std::invalid_argument naming the field if the spec cannot run: ranks outside
-// [2, kMaxDmaRanks] (direct: [2, kMaxDirectDmaRanks]), an unknown element code, bytes 0 or not a
+// [2, kMaxDmaRanks] (direct: [2, kMaxDirectDmaRanks]), bytes 0 or not a
 // whole number of elements, slices outside [0, 16] (direct: (ranks - 1) x slices above 16) or
 // more than the smaller chunk's elements (1 when that is 0), a tracker threshold over 2^32 - 1
 // bytes (a slice; direct reduce-scatter: ranks - 1 slices).

@@ -16,7 +16,7 @@ std::uint64_t mmio_block(const SystemConfig& config, int gpu, std::uint64_t bloc
 
 std::vector<OutputChunk> chunk_outputs(std::uint64_t c, const GemmShape& shape,
                                        const GemmConfig& tiles, std::int64_t chunks,
-                                       ElementCode out_element, OutputOp op, std::uint32_t flags) {
+                                       ElementType out_element, OutputOp op, std::uint32_t flags) {
   const TiledLayout layout(shape.m, shape.n, tiles.tile_m, tiles.tile_n);
   const ChunkSplit split(layout.grid_rows(), chunks);
   std::vector<OutputChunk> outputs;
@@ -29,7 +29,7 @@ std::vector<OutputChunk> chunk_outputs(std::uint64_t c, const GemmShape& shape,
 }
 
 GroupGemmPlan plan_group_gemm(const SystemConfig& config, const GemmShape& shape,
-                              ElementCode element, ElementCode out_element) {
+                              ElementType element, ElementType out_element) {
   GroupGemmPlan plan;
   plan.shape = shape;
   for (int g = 0; g < config.gpus; ++g) {

@@ -27,14 +27,14 @@ struct GroupGemmPlan {
 // Every GPU runs `shape` in fp16 with the configured tiles, row-major WG order, one output
 // chunk stored (cached) to its own C. Addresses come from config.address_map.
 GroupGemmPlan plan_group_gemm(const SystemConfig& config, const GemmShape& shape,
-                              ElementCode element = kElementFp16,
-                              ElementCode out_element = kElementFp16);
+                              ElementType element = ElementType::Fp16,
+                              ElementType out_element = ElementType::Fp16);
 
 // The output map that cuts C (at `c`, tile-contiguous) into `chunks` bands of tile rows, each
 // stored where it lies in C; `op` and `flags` apply to every band.
 std::vector<OutputChunk> chunk_outputs(std::uint64_t c, const GemmShape& shape,
                                        const GemmConfig& tiles, std::int64_t chunks,
-                                       ElementCode out_element, OutputOp op = OutputOp::Store,
+                                       ElementType out_element, OutputOp op = OutputOp::Store,
                                        std::uint32_t flags = 0);
 
 std::uint64_t hbm_base(const SystemConfig& config, int gpu);

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include "protocol/dispatcher_registers.h"
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
 #include "workloads/plan_util.h"
 
 namespace t3 {
@@ -31,41 +33,7 @@ std::uint32_t reg32(const std::string& label, const char* name, std::int64_t val
   return static_cast<std::uint32_t>(value);
 }
 
-std::string hex(std::uint64_t value) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  do {
-    out.insert(out.begin(), digits[value & 0xf]);
-    value >>= 4;
-  } while (value != 0);
-  return "0x" + out;
-}
-
 }  // namespace
-
-const char* element_name(ElementCode code) {
-  switch (code) {
-    case kElementFp32:
-      return "fp32";
-    case kElementFp16:
-      return "fp16";
-    case kElementBf16:
-      return "bf16";
-  }
-  return nullptr;
-}
-
-std::uint64_t bytes_of(ElementCode code, std::int64_t elements) {
-  if (elements < 0) bad_plan("bytes_of: negative element count " + std::to_string(elements));
-  switch (code) {
-    case kElementFp32:
-      return 4 * static_cast<std::uint64_t>(elements);
-    case kElementFp16:
-    case kElementBf16:
-      return 2 * static_cast<std::uint64_t>(elements);
-  }
-  bad_plan("bytes_of: unknown element code " + std::to_string(code) + " (0 fp32, 1 fp16, 2 bf16)");
-}
 
 std::vector<OutputChunk> single_output(std::uint64_t c) {
   return {OutputChunk{c, OutputOp::Store, 0}};
@@ -81,13 +49,8 @@ void append_gemm(Program& program, const GemmLaunch& launch) {
   const std::uint32_t tile_m = reg32(label, "tile_m", launch.tiles.tile_m);
   const std::uint32_t tile_n = reg32(label, "tile_n", launch.tiles.tile_n);
   const std::uint32_t tile_k = reg32(label, "tile_k", launch.tiles.tile_k);
-  const char* in_name = element_name(launch.element);
-  const char* out_name = element_name(launch.out_element);
-  if (in_name == nullptr || out_name == nullptr) {
-    bad_plan(label + ": unknown element code " +
-             std::to_string(in_name == nullptr ? launch.element : launch.out_element) +
-             " (0 fp32, 1 fp16, 2 bf16)");
-  }
+  const char* in_name = to_string(launch.element);
+  const char* out_name = to_string(launch.out_element);
   const char* order = order_name(launch.order);
   if (order == nullptr) {
     bad_plan(label + ": unknown WG order " + std::to_string(static_cast<int>(launch.order)));
@@ -127,8 +90,9 @@ void append_gemm(Program& program, const GemmLaunch& launch) {
   write(d::kTileM, tile_m, "tile_m = " + std::to_string(tile_m));
   write(d::kTileN, tile_n, "tile_n = " + std::to_string(tile_n));
   write(d::kTileK, tile_k, "tile_k = " + std::to_string(tile_k));
-  write(d::kElement, launch.element, std::string("A/B element = ") + in_name);
-  write(d::kOutElement, launch.out_element, std::string("output element = ") + out_name);
+  write(d::kElement, element_code(launch.element), std::string("A/B element = ") + in_name);
+  write(d::kOutElement, element_code(launch.out_element),
+        std::string("output element = ") + out_name);
   write(d::kWgOrder, static_cast<std::uint32_t>(launch.order), std::string("WG order = ") + order);
   write(d::kChunks, static_cast<std::uint32_t>(launch.chunks),
         "chunks = " + std::to_string(launch.chunks));
@@ -139,7 +103,7 @@ void append_gemm(Program& program, const GemmLaunch& launch) {
   write(d::kBLow, low(launch.b), "B base " + hex(launch.b) + " bits 31:0");
   write(d::kBHigh, high(launch.b), "B base " + hex(launch.b) + " bits 63:32");
   for (std::int64_t c = 0; c < launch.chunks; ++c) {
-    const OutputChunk& out = launch.outputs[static_cast<std::size_t>(c)];
+    const OutputChunk& out = launch.outputs[to_size(c)];
     const std::uint64_t entry = d::kOutMap + static_cast<std::uint64_t>(c) * d::kOutMapStride;
     const std::string chunk = "output chunk " + std::to_string(c);
     write(entry + d::kOutBaseLow, low(out.base), chunk + " base " + hex(out.base) + " bits 31:0");

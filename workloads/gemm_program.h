@@ -8,22 +8,11 @@
 #include <vector>
 
 #include "config/system_config.h"
+#include "protocol/element_type.h"
 #include "protocol/gemm_layout.h"
 #include "protocol/program.h"
 
 namespace t3 {
-
-// Element types as the dispatcher's kElement / kOutElement registers encode them.
-using ElementCode = std::uint32_t;
-inline constexpr ElementCode kElementFp32 = 0;
-inline constexpr ElementCode kElementFp16 = 1;
-inline constexpr ElementCode kElementBf16 = 2;
-
-// Bytes of `elements` elements of `code`; an unknown code or a negative count throws
-// std::invalid_argument.
-std::uint64_t bytes_of(ElementCode code, std::int64_t elements);
-// "fp32", "fp16" or "bf16"; nullptr for a code that names no element type.
-const char* element_name(ElementCode code);
 
 // How an output chunk reaches memory (the dispatcher's kOutOp register).
 enum class OutputOp : std::uint32_t { Store = 0, Update = 1 };
@@ -39,11 +28,11 @@ struct OutputChunk {
 struct GemmLaunch {
   GemmShape shape;
   GemmConfig tiles;
-  ElementCode element = kElementFp16;      // A and B
-  ElementCode out_element = kElementFp16;  // the output
-  std::uint64_t dispatcher = 0;            // the dispatcher's MMIO block base address
-  std::uint64_t a = 0;                     // A's base address (M x K, tiles tile_m x tile_k)
-  std::uint64_t b = 0;                     // B's base address (K x N, tiles tile_k x tile_n)
+  ElementType element = ElementType::Fp16;      // A and B
+  ElementType out_element = ElementType::Fp16;  // the output
+  std::uint64_t dispatcher = 0;                 // the dispatcher's MMIO block base address
+  std::uint64_t a = 0;                          // A's base address (M x K, tiles tile_m x tile_k)
+  std::uint64_t b = 0;                          // B's base address (K x N, tiles tile_k x tile_n)
   WgOrder order = WgOrder::RowMajor;
   std::int64_t chunks = 1;
   std::int64_t first_chunk = 0;
@@ -61,7 +50,7 @@ HostCommand wait_kernel(std::uint64_t dispatcher, int queue, const std::string& 
 // map entry: base low/high, op, flags), a WriteRegister of 1 to the queue's doorbell, and (if
 // `wait`) a WaitKernel on the dispatcher's block address and queue. Every command carries a note.
 // Throws std::invalid_argument for a zero size, a size that does not fit a 32-bit register, an
-// unknown element code or WG order, chunks outside [1, min(dispatcher::kMaxChunks, output tile
+// unknown WG order, chunks outside [1, min(dispatcher::kMaxChunks, output tile
 // rows)], first_chunk >= chunks, or an output map whose size differs from chunks.
 void append_gemm(Program& program, const GemmLaunch& launch);
 

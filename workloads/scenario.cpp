@@ -138,7 +138,7 @@ int default_ring_channels(const SystemConfig& config) {
 }
 
 ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, Scenario scenario,
-                           ElementCode element, ElementCode out_element) {
+                           ElementType element, ElementType out_element) {
   if (config.gpus < 2) {
     throw std::invalid_argument("scenario " + std::string(to_string(scenario)) +
                                 ": needs at least 2 GPUs, has " + std::to_string(config.gpus));
@@ -191,9 +191,9 @@ ScenarioPlan plan_sublayer_scenario(const SystemConfig& config, Sublayer sublaye
   ScenarioPlan plan;
   plan.scenario = scenario;
   plan.gathers_input = true;
-  plan.gemm = plan_group_gemm(config, shape, kElementFp16, kElementFp16);
+  plan.gemm = plan_group_gemm(config, shape, ElementType::Fp16, ElementType::Fp16);
   plan.output_bytes = plan.gemm.gpus.front().buffers.c_bytes;
-  entry_of(scenario).gathered_input(config, plan, kElementFp16);
+  entry_of(scenario).gathered_input(config, plan, ElementType::Fp16);
   plan.bands = {whole_output(plan)};
   return plan;
 }

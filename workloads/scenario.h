@@ -120,8 +120,8 @@ struct ScenarioPlan {
 // Throws std::invalid_argument naming what cannot be planned (e.g. an output whose tile rows do
 // not split into one equal chunk per GPU).
 ScenarioPlan plan_scenario(const SystemConfig& config, const GemmShape& shape, Scenario scenario,
-                           ElementCode element = kElementFp16,
-                           ElementCode out_element = kElementFp16);
+                           ElementType element = ElementType::Fp16,
+                           ElementType out_element = ElementType::Fp16);
 
 // The plan for `scenario` on `sublayer`'s GEMM `shape`: plan_scenario for a sublayer that reduces
 // its output; for one that all-gathers its input (fc1-ag) sequential (the ring all-gather, then

@@ -11,11 +11,7 @@ namespace t3 {
 void append_stream(Program& program, const StreamLaunch& launch) {
   namespace d = dispatcher;
   const std::string& label = launch.label;
-  const char* element = element_name(launch.element);
-  if (element == nullptr) {
-    bad_plan(label + ": unknown element code " + std::to_string(launch.element) +
-             " (0 fp32, 1 fp16, 2 bf16)");
-  }
+  const char* element = to_string(launch.element);
   const std::uint64_t eb = bytes_of(launch.element, 1);
   if (launch.read_bytes == 0 && launch.write_bytes == 0) {
     bad_plan(label + ": a streaming kernel must read or write some bytes");
@@ -38,7 +34,7 @@ void append_stream(Program& program, const StreamLaunch& launch) {
     write(offset + 4, static_cast<std::uint32_t>(value >> 32), what + " bits 63:32");
   };
   write(d::kKernel, d::kStream, "kernel = stream");
-  write(d::kElement, launch.element, std::string("element = ") + element);
+  write(d::kElement, element_code(launch.element), std::string("element = ") + element);
   write64(d::kStreamSrcLow, launch.src, "input base");
   write64(d::kStreamReadBytesLow, launch.read_bytes,
           "input bytes = " + std::to_string(launch.read_bytes));

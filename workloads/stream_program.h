@@ -21,7 +21,7 @@ struct StreamLaunch {
   std::int64_t workgroups = 1;
   std::uint32_t ops_per_element = 1;  // vector-ALU operations per element read
   std::uint64_t flops = 0;            // matrix FLOPs (a fused attention kernel), else 0
-  ElementCode element = kElementFp16;
+  ElementType element = ElementType::Fp16;
   // Streaming stores bypass the L2 (dispatcher OutFlags kUncached): the output goes to HBM as it
   // is produced, as the next kernel of a layer reads it from there.
   bool uncached_output = true;
@@ -30,7 +30,7 @@ struct StreamLaunch {
 
 // Appends the descriptor writes, the doorbell of queue 0 and a WaitKernel. Throws
 // std::invalid_argument for no bytes at all, byte counts that are not whole elements, workgroups
-// outside [1, dispatcher::kMaxStreamWorkgroups] or an unknown element code.
+// outside [1, dispatcher::kMaxStreamWorkgroups].
 void append_stream(Program& program, const StreamLaunch& launch);
 
 // A streaming kernel on GPU `gpu` of `config`: input at the start of its HBM window, output after

@@ -7,6 +7,7 @@
 #include "protocol/dispatcher_registers.h"
 #include "protocol/mmio_map.h"
 #include "protocol/ring.h"
+#include "protocol/to_size.h"
 #include "protocol/tracker_registers.h"
 
 namespace t3 {
@@ -65,7 +66,7 @@ std::int64_t tag_group(const SystemConfig& config, std::int64_t counted_chunks,
 }  // namespace
 
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
-                             ElementCode element, ElementCode out_element, bool direct) {
+                             ElementType element, ElementType out_element, bool direct) {
   const int n = static_cast<int>(config.gpus);
   const GemmConfig& tiles = config.gemm;
   require(n >= 2, "needs at least 2 GPUs, has " + std::to_string(n));
@@ -111,15 +112,14 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
     const auto remote = chunk_outputs(plan.gemm.gpus[next].buffers.c, shape, tiles, n, out_element,
                                       OutputOp::Update, flags);
     launch.outputs = local;
-    launch.outputs[static_cast<std::size_t>(launch.first_chunk)] =
-        remote[static_cast<std::size_t>(launch.first_chunk)];
+    launch.outputs[to_size(launch.first_chunk)] = remote[to_size(launch.first_chunk)];
     const std::int64_t owned_chunk = plan.ring.owned_chunk(g);
     if (direct) {  // every chunk but its own straight to its owner
       for (int p = 0; p < n; ++p) {
         if (p == owned_chunk) continue;
-        launch.outputs[static_cast<std::size_t>(p)] =
+        launch.outputs[to_size(p)] =
             chunk_outputs(plan.gemm.gpus[plan.ring.owner(p)].buffers.c, shape, tiles, n,
-                          out_element, OutputOp::Update, flags)[static_cast<std::size_t>(p)];
+                          out_element, OutputOp::Update, flags)[to_size(p)];
       }
     }
 
@@ -135,8 +135,7 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
       if (p == launch.first_chunk || (direct && !owned)) continue;
       const std::string note = "tracker region " + std::to_string(p);
       const auto reg = [&](std::uint64_t r) { return block + tracker::region_register(p, r); };
-      write64(setup, reg(tracker::kBaseLow), local[static_cast<std::size_t>(p)].base,
-              note + " base");
+      write64(setup, reg(tracker::kBaseLow), local[to_size(p)].base, note + " base");
       write64(setup, reg(tracker::kSizeLow), plan.chunk_bytes, note + " size");
       write(setup, reg(tracker::kThreshold), static_cast<std::uint32_t>(contributions * tile_bytes),
             note + " threshold: local + incoming update(s)");
@@ -145,11 +144,11 @@ T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
       write(setup, reg(tracker::kEdgeThreshold),
             static_cast<std::uint32_t>(contributions * edge_bytes),
             note + " last-column threshold: local + incoming update(s)");
-      write64(setup, reg(tracker::kDmaDstLow), owned ? 0 : remote[static_cast<std::size_t>(p)].base,
+      write64(setup, reg(tracker::kDmaDstLow), owned ? 0 : remote[to_size(p)].base,
               note + " destination");
       write(setup, reg(tracker::kDmaOp), owned ? tracker::kOpNone : tracker::kOpUpdate,
             note + (owned ? " count only (owned chunk)" : " update the next GPU"));
-      write(setup, reg(tracker::kElement), out_element, note + " element");
+      write(setup, reg(tracker::kElement), element_code(out_element), note + " element");
       write(setup, reg(tracker::kControl), tracker::kEnable, note + " enable");
     }
     plan.tracker_setup.push_back(std::move(setup));
@@ -162,11 +161,11 @@ std::vector<Program> T3GemmRsPlan::programs() const {
   const int n = static_cast<int>(gemm.gpus.size());
   for (int g = 0; g < n; ++g) {
     Program program;
-    program.commands = tracker_setup[static_cast<std::size_t>(g)];
-    append_gemm(program, gemm.gpus[static_cast<std::size_t>(g)].launch);
+    program.commands = tracker_setup[to_size(g)];
+    append_gemm(program, gemm.gpus[to_size(g)].launch);
     // The owned chunk is complete when every one of its tile groups fired in the tracker.
-    const std::uint64_t tracker_block = gemm.gpus[static_cast<std::size_t>(g)].launch.dispatcher -
-                                        mmio_map::kDispatcher + mmio_map::kTracker;
+    const std::uint64_t tracker_block =
+        gemm.gpus[to_size(g)].launch.dispatcher - mmio_map::kDispatcher + mmio_map::kTracker;
     HostCommand wait{
         HostCommand::Kind::PollRegister,
         tracker_block + tracker::kRegionDone + 4 * static_cast<std::uint64_t>(ring.owned_chunk(g)),

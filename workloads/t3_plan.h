@@ -75,7 +75,7 @@ struct T3GemmRsPlan {
 // tracker.entries is smaller than the tile rows a GPU receives. `direct` chooses the direct form
 // (the caller checks the topology allows it: direct_collective in config_io.h).
 T3GemmRsPlan plan_t3_gemm_rs(const SystemConfig& config, const GemmShape& shape,
-                             ElementCode element = kElementFp16,
-                             ElementCode out_element = kElementFp16, bool direct = false);
+                             ElementType element = ElementType::Fp16,
+                             ElementType out_element = ElementType::Fp16, bool direct = false);
 
 }  // namespace t3

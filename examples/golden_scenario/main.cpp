@@ -30,8 +30,8 @@ int sc_main(int argc, char* argv[]) {
   }
   t3::validate(config);
   const t3::GemmShape shape{64 * 4, 40, 24};  // two tile rows per chunk, a ragged last column
-  const t3::ScenarioPlan plan =
-      t3::plan_scenario(config, shape, t3::Scenario::T3, t3::kElementFp32, t3::kElementFp32);
+  const t3::ScenarioPlan plan = t3::plan_scenario(config, shape, t3::Scenario::T3,
+                                                  t3::ElementType::Fp32, t3::ElementType::Fp32);
 
   t3::ScenarioRun run(config, plan);         // builds the group, loads the host programs
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // finish elaboration: sockets are bound

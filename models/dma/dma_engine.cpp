@@ -6,6 +6,8 @@
 #include <limits>
 #include <string>
 
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {
@@ -88,7 +90,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
       [this](std::uint32_t v) { clear(v); });
 
   for (int d = 0; d < kDescriptors; ++d) {
-    Descriptor& x = descriptors_[static_cast<std::size_t>(d)];
+    Descriptor& x = descriptors_[to_size(d)];
     const std::string reg = "DESC" + std::to_string(d) + "_";
     const std::string what = "descriptor " + std::to_string(d) + ": ";
     auto rw64 = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
@@ -127,7 +129,7 @@ void DmaEngine::clear(std::uint32_t value) {
 
 void DmaEngine::doorbell(int d, std::uint32_t value) {
   if (value != 1) return;
-  Descriptor& x = descriptors_[static_cast<std::size_t>(d)];
+  Descriptor& x = descriptors_[to_size(d)];
   const std::string which = prefix_ + "descriptor " + std::to_string(d);
   if (x.state == kStateQueued || x.state == kStateRunning) {
     ++stats_.rejected;
@@ -135,8 +137,8 @@ void DmaEngine::doorbell(int d, std::uint32_t value) {
     return;
   }
   const bool valid =
-      x.size > 0 && (x.op == kOpStore || x.op == kOpUpdate) && x.element <= 2 &&
-      (x.op != kOpUpdate || x.size % element_bytes(static_cast<ElementType>(x.element)) == 0) &&
+      x.size > 0 && (x.op == kOpStore || x.op == kOpUpdate) && is_element_code(x.element) &&
+      (x.op != kOpUpdate || x.size % element_bytes(element_from_code(x.element)) == 0) &&
       x.src + x.size >= x.src && x.dst + x.size >= x.dst;
   if (!valid) {
     x.state = kStateFailed;
@@ -148,7 +150,7 @@ void DmaEngine::doorbell(int d, std::uint32_t value) {
   x.state = kStateQueued;
   ++stats_.doorbells;
   enqueue(DmaRequest{x.src, x.dst, x.size, x.op == kOpStore ? Op::Write : Op::Update,
-                     static_cast<ElementType>(x.element), x.tag, static_cast<std::uint32_t>(d)},
+                     element_from_code(x.element), x.tag, static_cast<std::uint32_t>(d)},
           true);
 }
 
@@ -192,8 +194,7 @@ void DmaEngine::run(const Job& job, Slot& slot) {
   transfers_.push_back(DmaTransfer{request.descriptor, job.doorbell, request.tag, request.op,
                                    request.source, request.destination, request.bytes, job.queued,
                                    begin, begin, false});
-  Descriptor* descriptor =
-      job.doorbell ? &descriptors_[static_cast<std::size_t>(request.descriptor)] : nullptr;
+  Descriptor* descriptor = job.doorbell ? &descriptors_[to_size(request.descriptor)] : nullptr;
   if (descriptor) descriptor->state = kStateRunning;
   slot.error = false;
   for (std::uint64_t offset = 0; offset < request.bytes;) {

@@ -21,6 +21,7 @@
 #include "models/sm/sm.h"
 #include "models/tracker/tracker.h"
 #include "protocol/mmio_map.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/mmio_bus.h"
 #include "tlm_interconnect/router.h"
@@ -41,7 +42,7 @@ class Gpu : public sc_core::sc_module {
   Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, const AddressMap& map);
 
   int index() const { return index_; }
-  Sm& sm(int i) { return *sms_.at(static_cast<std::size_t>(i)); }
+  Sm& sm(int i) { return *sms_.at(to_size(i)); }
   int sms() const { return static_cast<int>(sms_.size()); }
 
   // Statistics of every block of this GPU.

@@ -5,6 +5,8 @@
 #include <sstream>
 #include <string>
 
+#include "protocol/to_size.h"
+
 namespace t3 {
 
 namespace {
@@ -176,7 +178,7 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
     throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
                       " is outside 1.." + std::to_string(kMaxBankGroups));
   }
-  banks_.resize(static_cast<std::size_t>(bank_groups_ * banks_per_group_));
+  banks_.resize(to_size(bank_groups_ * banks_per_group_));
 }
 
 // All-bank refresh (the schedule is refresh_'s): the banks close once their last access allows a
@@ -366,7 +368,7 @@ DramService PseudoChannelTimer::serve_columns(const DramLocation& where, Kind ki
   // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
   // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
   std::vector<std::uint64_t>& ready = update_ready_;
-  ready.resize(static_cast<std::size_t>(where.bursts));
+  ready.resize(to_size(where.bursts));
   columns<false, true, kGroups>(where, arrival, now, nullptr, ready.data(), service);
   for (std::uint64_t& at : ready) {
     const std::uint64_t data_ready = at + alu;

@@ -11,6 +11,7 @@
 
 #include "config/system_config.h"
 #include "models/hbm/refresh.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -187,11 +188,9 @@ class PseudoChannelTimer {
     return group_mask_ >= 0 ? burst & group_mask_ : burst % bank_groups_;
   }
   // A bank index's banks of every group lie side by side: an entry touches them together.
-  Bank& bank(int group, int index) {
-    return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
-  }
+  Bank& bank(int group, int index) { return banks_[to_size(index * bank_groups_ + group)]; }
   const Bank& bank(int group, int index) const {
-    return banks_[static_cast<std::size_t>(index * bank_groups_ + group)];
+    return banks_[to_size(index * bank_groups_ + group)];
   }
 
   const DramTiming& t_;

@@ -14,6 +14,8 @@
 #include "models/hbm/service_timing.h"
 #include "models/hbm/transaction.h"
 #include "models/hbm/watch_list.h"
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
 
@@ -68,7 +70,7 @@ struct MemoryController::Impl {
     const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
     if (banked) dram_timing.emplace(config, units_per_ns);
     const auto count = static_cast<int>(config.channels) * per_channel;
-    queues.reserve(static_cast<std::size_t>(count));
+    queues.reserve(to_size(count));
     for (int q = 0; q < count; ++q) {
       const auto depth = static_cast<std::size_t>(config.queue_depth);
       Queue& queue = queues.emplace_back(RequestQueue(depth, q / per_channel, occupancy));
@@ -151,7 +153,7 @@ struct MemoryController::Impl {
   // Sub-request `sub` enters its queue, or the queue's waiting list if it is full.
   void arrive(HbmTransaction& transaction, std::uint32_t sub, sc_core::sc_time now) {
     const SubRequest& s = transaction.subs[sub];
-    Queue& q = queues[static_cast<std::size_t>(s.queue)];
+    Queue& q = queues[to_size(s.queue)];
     QueueEntry entry = transaction.entry(sub, sequence++);
     if (banked) entry.span = q.bank->span(s.where);
     if (!q.requests.full()) {
@@ -231,7 +233,7 @@ struct MemoryController::Impl {
 
   // Serves queue k while its bus is free, then books its next wake-up if work remains.
   void serve_queue(int k, sc_core::sc_time now) {
-    Queue& q = queues[static_cast<std::size_t>(k)];
+    Queue& q = queues[to_size(k)];
     const Ticks ticks = now.value();
     if (q.scheduled && *q.scheduled <= ticks) q.scheduled.reset();  // its wake-up has come
     while (q.free_at <= ticks && !q.requests.empty()) {

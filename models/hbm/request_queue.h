@@ -16,6 +16,7 @@
 
 #include "models/hbm/arbitration.h"
 #include "models/hbm/dram_bank.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {
@@ -167,7 +168,7 @@ inline void QueueOccupancy::change(int channel, TrafficClass traffic_class, int 
   since_ = now;
   const int c = static_cast<int>(traffic_class);
   total_[c] += delta;
-  auto& of_channel = channel_[static_cast<std::size_t>(channel)];
+  auto& of_channel = channel_[to_size(channel)];
   of_channel[c] += delta;
   max_[c] = std::max<std::uint64_t>(max_[c], static_cast<std::uint64_t>(of_channel[c]));
   for (const auto& observer : observers_) observer(now, channel, of_channel[0], of_channel[1]);

@@ -13,6 +13,7 @@
 #include <systemc>
 
 #include "models/hbm/transaction.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -42,8 +43,8 @@ class ServiceCalendar {
   }
   // Queue k to be served at this activation.
   void mark_due(int k) {
-    if (is_due_[static_cast<std::size_t>(k)]) return;
-    is_due_[static_cast<std::size_t>(k)] = 1;
+    if (is_due_[to_size(k)]) return;
+    is_due_[to_size(k)] = 1;
     due_.push_back(k);
   }
   // Queue k refused by a watcher: asked again at the next activation (a watcher's space_event is
@@ -71,7 +72,7 @@ class ServiceCalendar {
       std::sort(due_.begin(), due_.end());
       for (int k : due_) serve(k);
     }
-    for (int k : due_) is_due_[static_cast<std::size_t>(k)] = 0;
+    for (int k : due_) is_due_[to_size(k)] = 0;
     due_.clear();
   }
   // The earliest booked wake-up or arrival, if any.

@@ -1,5 +1,7 @@
 #include "models/hbm/service_statistics.h"
 
+#include "protocol/to_size.h"
+
 namespace t3 {
 
 namespace {
@@ -17,8 +19,8 @@ ServiceStatistics::ServiceStatistics(HbmStats& stats, int channels, double queue
     : stats_(stats),
       resolution_ns_(sc_core::sc_get_time_resolution().to_seconds() * 1e9),
       queues_per_channel_(queues_per_channel) {
-  stats_.channel_bytes.assign(static_cast<std::size_t>(channels), 0);
-  stats_.channel_busy_ns.assign(static_cast<std::size_t>(channels), 0.0);
+  stats_.channel_bytes.assign(to_size(channels), 0);
+  stats_.channel_busy_ns.assign(to_size(channels), 0.0);
 }
 
 void ServiceStatistics::add_to_report(nlohmann::json& j, double elapsed_ns, bool banked) const {

@@ -10,6 +10,7 @@
 
 #include "models/hbm/memory_controller.h"
 #include "models/hbm/service_timing.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -44,9 +45,9 @@ inline void ServiceStatistics::served(Op op, TrafficClass traffic_class, int cha
       static_cast<double>(service.done - arrival) * resolution_ns_;
   ++served_entries_[static_cast<int>(op)];
   stats_.bytes[static_cast<int>(op)][static_cast<int>(traffic_class)] += bytes;
-  stats_.channel_bytes[static_cast<std::size_t>(channel)] += bytes;
+  stats_.channel_bytes[to_size(channel)] += bytes;
   // A channel's busy time is the mean over its queues' (pseudo-channels') data buses.
-  stats_.channel_busy_ns[static_cast<std::size_t>(channel)] +=
+  stats_.channel_busy_ns[to_size(channel)] +=
       static_cast<double>(service.bus) * resolution_ns_ / queues_per_channel_;
 }
 

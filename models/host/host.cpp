@@ -3,15 +3,12 @@
 #include <cstring>
 
 #include "protocol/dispatcher_registers.h"
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {
 
 namespace {
-
-std::string hex32(std::uint32_t value) {
-  return hex(value);
-}
 
 std::string response_name(tlm::tlm_response_status status) {
   tlm::tlm_generic_payload payload;
@@ -96,7 +93,7 @@ std::string Host::write_register(const HostCommand& command) {
   std::uint32_t value = command.value;
   const auto status = access(true, command.address, value);
   if (status != tlm::TLM_OK_RESPONSE) {
-    return where("write", command) + ": MMIO write of " + hex32(command.value) + " at " +
+    return where("write", command) + ": MMIO write of " + hex(command.value) + " at " +
            hex(command.address) + " failed: " + response_name(status);
   }
   return {};
@@ -111,8 +108,8 @@ std::string Host::expect_register(const HostCommand& command) {
   }
   if (value != command.value) {
     return where("expect", command) + ": register at " + hex(command.address) + " reads " +
-           std::to_string(value) + " (" + hex32(value) + "), expected " +
-           std::to_string(command.value) + " (" + hex32(command.value) + ")";
+           std::to_string(value) + " (" + hex(value) + "), expected " +
+           std::to_string(command.value) + " (" + hex(command.value) + ")";
   }
   return {};
 }

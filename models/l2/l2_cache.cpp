@@ -13,6 +13,7 @@
 #include "models/l2/line_locks.h"
 #include "models/l2/tag_array.h"
 #include "models/l2/transit.h"
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
 

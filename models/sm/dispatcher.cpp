@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/sm/sm.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -92,7 +93,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     const std::uint64_t entry = kOutMap + static_cast<std::uint64_t>(c) * kOutMapStride;
     const std::string reg = "OUT" + std::to_string(c);
     const std::string chunk = "output chunk " + std::to_string(c);
-    auto& out = d.out[static_cast<std::size_t>(c)];
+    auto& out = d.out[to_size(c)];
     rw64(entry + kOutBaseLow, reg + "_BASE", chunk + ": buffer base address", out.base);
     rw(entry + kOutOp, reg + "_OP", chunk + ": 0 store, 1 update (add)", out.op);
     rw(entry + kOutFlags, reg + "_FLAGS", chunk + ": bit 0 uncached, bit 1 tagged", out.flags);
@@ -155,7 +156,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   for (int w = 0; w < kMailboxWords; ++w) {
     rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
        "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
-       mailbox_[static_cast<std::size_t>(w)]);
+       mailbox_[to_size(w)]);
   }
 
   SC_HAS_PROCESS(Dispatcher);
@@ -166,7 +167,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
 }
 
 void Dispatcher::add_queue_registers(int q) {
-  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Queue& queue = queues_[to_size(q)];
   const std::string reg = "Q" + std::to_string(q) + "_";
   const std::string of = "queue " + std::to_string(q) + ": ";
   const auto at = [q](std::uint64_t field) { return queue_register(q, field); };
@@ -257,7 +258,7 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
     return error.kind() == CollectiveDecodeError::Kind::UnknownCode ? kBadKernel : kBadCollective;
   }
   if (c.bytes == 0 || c.channels == 0) return kZeroSize;
-  const auto element = static_cast<ElementType>(c.element);
+  const ElementType element = c.element;
   const std::uint64_t eb = element_bytes(element);
   // Any whole number of elements: chunks and channel ranges may be uneven or empty (ring.h).
   if (c.ranks < 2 || c.ranks > static_cast<int>(kMaxRanks) || c.rank < 0 || c.rank >= c.ranks ||
@@ -353,9 +354,9 @@ bool Dispatcher::direct_areas_mapped(const CollectiveDescriptor& c, bool* hbm_fl
 
 LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
-  if (d.element > 2 || d.stream_out_flags > kUncached) return kBadKernel;
+  if (!is_element_code(d.element) || d.stream_out_flags > kUncached) return kBadKernel;
   if ((d.read_bytes == 0 && d.write_bytes == 0) || d.stream_workgroups == 0) return kZeroSize;
-  const auto element = static_cast<ElementType>(d.element);
+  const auto element = element_from_code(d.element);
   const std::uint64_t eb = element_bytes(element);
   if (d.stream_workgroups > kMaxStreamWorkgroups || d.read_bytes % eb != 0 ||
       d.write_bytes % eb != 0) {
@@ -384,7 +385,8 @@ LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
   if (d.m == 0 || d.n == 0 || d.k == 0 || d.tile_m == 0 || d.tile_n == 0 || d.tile_k == 0) {
     return kZeroSize;
   }
-  if (d.element > 2 || d.out_element > 2 || d.order > 2) return kBadKernel;
+  if (!is_element_code(d.element) || !is_element_code(d.out_element) || d.order > 2)
+    return kBadKernel;
   const std::int64_t grid_rows = (std::int64_t{d.m} + d.tile_m - 1) / d.tile_m;
   if (d.chunks == 0 || d.chunks > static_cast<std::uint32_t>(kMaxChunks) || d.chunks > grid_rows ||
       d.first_chunk >= d.chunks) {
@@ -393,8 +395,8 @@ LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
   for (std::uint32_t c = 0; c < d.chunks; ++c) {
     if (d.out[c].op > 1) return kBadKernel;
   }
-  const auto element = static_cast<ElementType>(d.element);
-  const auto out_element = static_cast<ElementType>(d.out_element);
+  const auto element = element_from_code(d.element);
+  const auto out_element = element_from_code(d.out_element);
   const std::uint64_t eb = element_bytes(element);
   const std::uint64_t ob = element_bytes(out_element);
   if (!mapped(d.a, std::uint64_t{d.m} * d.k, eb) || !mapped(d.b, std::uint64_t{d.k} * d.n, eb)) {
@@ -434,7 +436,7 @@ LaunchError Dispatcher::validate_gemm(Kernel& kernel) const {
 
 void Dispatcher::doorbell(int q, std::uint32_t value) {
   if (value != 1) return;
-  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Queue& queue = queues_[to_size(q)];
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   LaunchRecord record{next_launch_++, now, now, now, kIdle, kNoError, 0};
   record.queue = q;
@@ -473,7 +475,7 @@ void Dispatcher::doorbell(int q, std::uint32_t value) {
 }
 
 void Dispatcher::reject(int q, LaunchError error) {
-  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Queue& queue = queues_[to_size(q)];
   queue.status = kFailed;
   queue.error = error;
   raise_irq(q);
@@ -481,17 +483,17 @@ void Dispatcher::reject(int q, LaunchError error) {
 
 void Dispatcher::irq_ack(int q, std::uint32_t value) {
   if (value != 1) return;
-  queues_[static_cast<std::size_t>(q)].irq_level = false;
+  queues_[to_size(q)].irq_level = false;
   irq_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Dispatcher::raise_irq(int q) {
-  queues_[static_cast<std::size_t>(q)].irq_level = true;
+  queues_[to_size(q)].irq_level = true;
   irq_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void Dispatcher::drive_irq() {
-  for (int q = 0; q < kQueues; ++q) irq[q].write(queues_[static_cast<std::size_t>(q)].irq_level);
+  for (int q = 0; q < kQueues; ++q) irq[q].write(queues_[to_size(q)].irq_level);
 }
 
 void Dispatcher::finish_record(std::uint64_t launch, std::int64_t tile) {
@@ -511,7 +513,7 @@ void Dispatcher::run() {
     take_completions();
     end_finished_launches();
     const int q = next_queue();
-    const int sm = q < 0 ? -1 : pick_sm(*queues_[static_cast<std::size_t>(q)].launch);
+    const int sm = q < 0 ? -1 : pick_sm(*queues_[to_size(q)].launch);
     if (sm < 0) {
       wait(wake);
       continue;
@@ -529,7 +531,7 @@ void Dispatcher::run() {
 void Dispatcher::start_ready_launches() {
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   for (int q = 0; q < kQueues; ++q) {
-    Queue& queue = queues_[static_cast<std::size_t>(q)];
+    Queue& queue = queues_[to_size(q)];
     if (!queue.pending) continue;
     if (queue.ready <= now) {
       begin_launch(q);
@@ -540,7 +542,7 @@ void Dispatcher::start_ready_launches() {
 }
 
 void Dispatcher::begin_launch(int q) {
-  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Queue& queue = queues_[to_size(q)];
   queue.launch = std::make_unique<Launch>();
   Launch& launch = *queue.launch;
   launch.kernel = std::move(queue.pending);
@@ -565,7 +567,7 @@ void Dispatcher::take_completions() {
     while (done[s]->num_available() > 0) {
       const WgDone finished = done[s]->read();
       finish_record(finished.launch, finished.tile);
-      ++free_slots_[static_cast<std::size_t>(s)];
+      ++free_slots_[to_size(s)];
       for (Queue& queue : queues_) {
         if (!queue.launch || queue.launch->kernel->launch != finished.launch) continue;
         Launch& launch = *queue.launch;
@@ -582,7 +584,7 @@ void Dispatcher::take_completions() {
 
 void Dispatcher::end_finished_launches() {
   for (int q = 0; q < kQueues; ++q) {
-    const Queue& queue = queues_[static_cast<std::size_t>(q)];
+    const Queue& queue = queues_[to_size(q)];
     if (queue.launch && queue.launch->completed == queue.launch->total()) end_launch(q);
   }
 }
@@ -590,9 +592,9 @@ void Dispatcher::end_finished_launches() {
 int Dispatcher::next_queue() const {
   int pick = -1;
   for (int q = 0; q < kQueues; ++q) {
-    const Queue& queue = queues_[static_cast<std::size_t>(q)];
+    const Queue& queue = queues_[to_size(q)];
     if (!queue.launch || queue.launch->next == queue.launch->total()) continue;
-    if (pick < 0 || queue.priority > queues_[static_cast<std::size_t>(pick)].priority) pick = q;
+    if (pick < 0 || queue.priority > queues_[to_size(pick)].priority) pick = q;
   }
   return pick;
 }
@@ -604,16 +606,16 @@ int Dispatcher::pick_sm(const Launch& launch) const {
   int pick = -1;
   for (int i = 0; i < sms; ++i) {
     const int s = (launch.first_sm + i) % sms;
-    const int free = free_slots_[static_cast<std::size_t>(s)];
-    if (free > 0 && (pick < 0 || free > free_slots_[static_cast<std::size_t>(pick)])) pick = s;
+    const int free = free_slots_[to_size(s)];
+    if (free > 0 && (pick < 0 || free > free_slots_[to_size(pick)])) pick = s;
   }
   return pick;
 }
 
 void Dispatcher::dispatch(int q, int sm) {
-  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Queue& queue = queues_[to_size(q)];
   Launch& launch = *queue.launch;
-  const std::int64_t tile = launch.order[static_cast<std::size_t>(launch.next)];
+  const std::int64_t tile = launch.order[to_size(launch.next)];
   const bool written = work[sm]->nb_write(WorkItem{launch.kernel, tile});
   sc_assert(written);
   (void)written;
@@ -621,14 +623,14 @@ void Dispatcher::dispatch(int q, int sm) {
   dispatched_any_ = true;
   running_records_[{launch.kernel->launch, tile}] = dispatched_.size();
   dispatched_.push_back({launch.kernel->launch, tile, sm, last_dispatch_, {}});
-  --free_slots_[static_cast<std::size_t>(sm)];
+  --free_slots_[to_size(sm)];
   ++queue.dispatched_wgs;
   ++launch.next;
   launch.first_sm = (sm + 1) % static_cast<int>(free_slots_.size());
 }
 
 void Dispatcher::end_launch(int q) {
-  Queue& queue = queues_[static_cast<std::size_t>(q)];
+  Queue& queue = queues_[to_size(q)];
   const Launch& launch = *queue.launch;
   queue.busy = false;
   queue.status = launch.fault ? kFailed : kDone;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/element.h"
 
@@ -71,7 +73,7 @@ sc_core::sc_time Sm::reserve_pipe(sc_core::sc_time duration) {
 }
 
 void Sm::slot_thread(int slot_index) {
-  Slot& slot = *slots_[static_cast<std::size_t>(slot_index)];
+  Slot& slot = *slots_[to_size(slot_index)];
   for (;;) {
     const WorkItem item = work->read();
     WgDone result;
@@ -123,7 +125,7 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   // s0 * n + kw * c0 (gemm_layout.h).
   const TiledLayout a_layout(gemm.m, gemm.k, gemm.tile_m, gemm.tile_k);
   const TiledLayout b_layout(gemm.k, gemm.n, gemm.tile_k, gemm.tile_n);
-  if (functional) slot.acc.assign(static_cast<std::size_t>(h * w), 0.0f);
+  if (functional) slot.acc.assign(to_size(h * w), 0.0f);
 
   auto k_width = [&](std::int64_t step) {
     return std::min(gemm.tile_k, gemm.k - step * gemm.tile_k);
@@ -149,8 +151,8 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   };
   // Functional: acc += A_step x B_step from the bytes that were read.
   auto accumulate = [&](std::int64_t kw) {
-    slot.a_values.resize(static_cast<std::size_t>(h * kw));
-    slot.b_values.resize(static_cast<std::size_t>(kw * w));
+    slot.a_values.resize(to_size(h * kw));
+    slot.b_values.resize(to_size(kw * w));
     for (std::size_t i = 0; i < slot.a_values.size(); ++i) {
       slot.a_values[i] = load_element(slot.a.data(), i, gemm.element);
     }
@@ -160,7 +162,7 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
     for (std::int64_t i = 0; i < h; ++i) {
       float* acc_row = slot.acc.data() + i * w;
       for (std::int64_t kk = 0; kk < kw; ++kk) {
-        const float a = slot.a_values[static_cast<std::size_t>(i * kw + kk)];
+        const float a = slot.a_values[to_size(i * kw + kk)];
         const float* b_row = slot.b_values.data() + kk * w;
         for (std::int64_t j = 0; j < w; ++j) acc_row[j] += a * b_row[j];
       }
@@ -184,7 +186,7 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   // The output tile goes to its chunk's buffer: the chunk is a (band rows x n) tile-contiguous
   // matrix of its own.
   const std::int64_t chunk = gemm.split->chunk_of(r);
-  const OutputTarget& out = gemm.outputs[static_cast<std::size_t>(chunk)];
+  const OutputTarget& out = gemm.outputs[to_size(chunk)];
   const std::int64_t band_r0 = gemm.split->first_tile_row(chunk) * gemm.tile_m;
   const auto ob = static_cast<std::int64_t>(element_bytes(gemm.out_element));
   const std::uint64_t address =
@@ -485,7 +487,7 @@ RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) const 
   c.channel = channel;
   c.functional = mode_ == SimMode::Functional;
   c.reduce_scatter = is_reduce_scatter(k.op);
-  c.eb = static_cast<std::int64_t>(element_bytes(k.element_type()));
+  c.eb = static_cast<std::int64_t>(element_bytes(k.element));
   c.elements = static_cast<std::int64_t>(k.bytes) / c.eb;
   c.slice_elements = k.slice_bytes / c.eb;
   c.slices = channel_slices(c.elements, k.ranks, k.channels, channel, c.slice_elements);
@@ -494,7 +496,7 @@ RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) const 
   c.interval = sc_core::sc_time(static_cast<double>(k.poll_ns), sc_core::SC_NS);
 
   T3Extension base;
-  base.element = k.element_type();
+  base.element = k.element;
   base.traffic_class = TrafficClass::Communication;
   base.origin = {static_cast<std::uint16_t>(gpu_), static_cast<std::uint16_t>(index_)};
   base.unit_kind = UnitKind::Sm;
@@ -567,7 +569,7 @@ bool Sm::direct_move(Slot& slot, RingChannel& c, const std::vector<DirectSource>
     for (std::size_t i = 0; i < sources.size(); ++i) {
       unsigned char* into = c.functional ? slot.received.data() + i * step_bytes + offset : nullptr;
       issue(slot, sources[i].address + offset, piece_bytes(piece), *sources[i].extension, into,
-            nullptr, slot.pieces[static_cast<std::size_t>(piece)].get());
+            nullptr, slot.pieces[to_size(piece)].get());
     }
   };
   const bool reduce = sources.size() > 1;
@@ -577,7 +579,7 @@ bool Sm::direct_move(Slot& slot, RingChannel& c, const std::vector<DirectSource>
          ++issued) {
       issue_reads(issued);
     }
-    if (!await(slot, *slot.pieces[static_cast<std::size_t>(piece)])) return false;
+    if (!await(slot, *slot.pieces[to_size(piece)])) return false;
     const std::uint64_t bytes = piece_bytes(piece);
     const std::uint64_t offset = piece_offset(piece);
     const std::int64_t elements = static_cast<std::int64_t>(bytes) / c.eb;
@@ -600,7 +602,7 @@ bool Sm::direct_move(Slot& slot, RingChannel& c, const std::vector<DirectSource>
 // local = the sum of every source's piece (functional mode), in float, rounded once.
 void Sm::sum_sources(Slot& slot, const RingChannel& c, std::size_t sources,
                      std::uint64_t step_bytes, std::uint64_t offset, std::int64_t elements) {
-  const ElementType type = c.k.element_type();
+  const ElementType type = c.k.element;
   for (std::int64_t i = 0; i < elements; ++i) {
     const auto e = static_cast<std::size_t>(i);
     float sum = 0;
@@ -634,7 +636,7 @@ bool Sm::move_pieces(Slot& slot, RingChannel& c, const RingMove& move, std::uint
     for (; issued < pieces && (issued == piece || has_room(piece_read_bytes)); ++issued) {
       issue_piece_reads(slot, c, move, issued);
     }
-    if (!await(slot, *slot.pieces[static_cast<std::size_t>(piece)])) return false;
+    if (!await(slot, *slot.pieces[to_size(piece)])) return false;
     const std::int64_t first = piece * c.piece_elements;
     const std::int64_t elements = std::min(c.piece_elements, move.count - first);
     const auto bytes = static_cast<std::uint64_t>(elements * c.eb);
@@ -656,7 +658,7 @@ void Sm::issue_piece_reads(Slot& slot, RingChannel& c, const RingMove& move, std
   const std::int64_t elements = std::min(c.piece_elements, move.count - first);
   const auto bytes = static_cast<std::uint64_t>(elements * c.eb);
   const auto offset = static_cast<std::uint64_t>(first * c.eb);
-  Ticket& ticket = *slot.pieces[static_cast<std::size_t>(piece)];
+  Ticket& ticket = *slot.pieces[to_size(piece)];
   if (move.reduce) {
     issue(slot, move.received + offset, bytes, c.local_read,
           c.functional ? slot.received.data() + offset : nullptr, nullptr, &ticket);
@@ -670,7 +672,7 @@ void Sm::issue_piece_reads(Slot& slot, RingChannel& c, const RingMove& move, std
 void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements,
                       std::uint64_t offset) {
   if (c.functional) {
-    const ElementType type = c.k.element_type();
+    const ElementType type = c.k.element;
     unsigned char* local = slot.local.data() + offset;
     const unsigned char* received = slot.received.data() + offset;
     for (std::int64_t i = 0; i < elements; ++i) {
@@ -685,11 +687,6 @@ void Sm::reduce_piece(Slot& slot, const RingChannel& c, std::int64_t elements,
 }
 
 std::vector<std::string> Sm::describe_pending() const {
-  const auto hex = [](std::uint64_t value) {
-    char text[24];
-    std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-    return std::string(text);
-  };
   // Flag words are (sequence << 32) | count (protocol/ring.h).
   const auto count = [](std::uint64_t value) { return std::to_string(value & 0xffffffffu); };
   const auto sequence = [](std::uint64_t value) { return std::to_string(value >> 32); };

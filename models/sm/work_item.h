@@ -52,7 +52,6 @@ struct CollectiveKernel : CollectiveDescriptor {
   CollectiveKernel(CollectiveDescriptor descriptor, bool flags_in_hbm)
       : CollectiveDescriptor(std::move(descriptor)), hbm_flags(flags_in_hbm) {}
   bool hbm_flags = false;  // some flag area (or the gate) lies in HBM (needs functional mode)
-  ElementType element_type() const { return static_cast<ElementType>(element); }
 };
 
 // A memory-streaming kernel (element-wise or normalisation): `workgroups` workgroups, workgroup w

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "models/system/tp_group.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -146,23 +147,23 @@ class Timeline::Builder {
 Timeline::Timeline(TpGroup& group, sc_time counter_interval)
     : group_(group), counter_interval_(counter_interval) {
   const auto channels = static_cast<std::size_t>(group.config().hbm.channels);
-  queues_.resize(static_cast<std::size_t>(group.gpus()));
+  queues_.resize(to_size(group.gpus()));
   for (int g = 0; g < group.gpus(); ++g) {
-    QueueCounter& queue = queues_[static_cast<std::size_t>(g)];
+    QueueCounter& queue = queues_[to_size(g)];
     queue.channels.assign(channels, {0, 0});
     group.gpu(g).memory.observe_occupancy(
         [this, &queue](sc_time time, int channel, int compute, int communication) {
           queue.change(time, channel, compute, communication, counter_interval_);
         });
   }
-  wire_.resize(static_cast<std::size_t>(group.links()));
+  wire_.resize(to_size(group.links()));
   for (int l = 0; l < group.links(); ++l) {
-    auto& directions = wire_[static_cast<std::size_t>(l)];
+    auto& directions = wire_[to_size(l)];
     group.link(l).observe_wire(
         [&directions](int direction, sc_time start, sc_time end, std::uint64_t bytes) {
           // Merge with the previous packet if back to back; the rest is merged at the end, since
           // packets can be placed out of time order.
-          auto& spans = directions[static_cast<std::size_t>(direction)];
+          auto& spans = directions[to_size(direction)];
           if (!spans.empty() && spans.back().end == start) {
             spans.back().end = end;
             spans.back().bytes += bytes;
@@ -185,7 +186,7 @@ void Timeline::QueueCounter::emit(const Sample& sample) {
 
 void Timeline::QueueCounter::change(sc_time time, int channel, int compute, int communication,
                                     sc_time interval) {
-  auto& entry = channels.at(static_cast<std::size_t>(channel));
+  auto& entry = channels.at(to_size(channel));
   const bool was_idle = total == std::array<int, 2>{0, 0};
   total[0] += compute - entry[0];
   total[1] += communication - entry[1];
@@ -310,8 +311,7 @@ std::vector<Timeline::Send> Timeline::sends(int node) const {
 void Timeline::add_links(Builder& out, int node) const {
   for (const Send& send : sends(node)) {
     // Packets may have been placed out of order: sort, then merge what touches.
-    std::vector<Span> spans =
-        wire_[static_cast<std::size_t>(send.link)][static_cast<std::size_t>(send.direction)];
+    std::vector<Span> spans = wire_[to_size(send.link)][to_size(send.direction)];
     std::sort(spans.begin(), spans.end(), [](const Span& x, const Span& y) {
       return std::tie(x.start, x.end) < std::tie(y.start, y.end);
     });
@@ -354,7 +354,7 @@ void Timeline::add_tracker(Builder& out, int gpu) const {
 }
 
 void Timeline::add_queue(Builder& out, int gpu) const {
-  const QueueCounter& queue = queues_[static_cast<std::size_t>(gpu)];
+  const QueueCounter& queue = queues_[to_size(gpu)];
   const int tid = out.thread(gpu, "gpu " + std::to_string(gpu), "hbm queue");
   auto sample = [&](const Sample& s) {
     out.counter(gpu, tid, "hbm queue", s.time,

@@ -7,6 +7,7 @@
 
 #include "config/config_io.h"
 #include "models/system/stall_error.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -131,11 +132,11 @@ void TpGroup::wire_symmetric_links() {
   Gpu& gpu = *gpus_.front();
   const auto& ends = topology_.links();
   const int n = static_cast<int>(config_.gpus);
-  std::vector<int> side_b_of(static_cast<std::size_t>(n), -1);  // far GPU -> link to bind on B
+  std::vector<int> side_b_of(to_size(n), -1);  // far GPU -> link to bind on B
   for (int l : topology_.links_of(0)) {
     const int far = ends[l].a == 0 ? ends[l].b : ends[l].a;
-    if (side_b_of[static_cast<std::size_t>(far)] >= 0) {
-      NvLink& link = *links_[static_cast<std::size_t>(side_b_of[static_cast<std::size_t>(far)])];
+    if (side_b_of[to_size(far)] >= 0) {
+      NvLink& link = *links_[to_size(side_b_of[to_size(far)])];
       gpu.router.out.bind(link.from_b);
       continue;
     }
@@ -147,7 +148,7 @@ void TpGroup::wire_symmetric_links() {
     link_ends_.push_back({0, far});
     NvLink& link = *links_.back();
     gpu.router.out.bind(link.from_a);
-    side_b_of[static_cast<std::size_t>(mirror)] = static_cast<int>(links_.size()) - 1;
+    side_b_of[to_size(mirror)] = static_cast<int>(links_.size()) - 1;
     for (const auto& [end, shift_from] :
          {std::pair{&link.to_b, far}, std::pair{&link.to_a, mirror}}) {
       rotators_.push_back(

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/system/tp_group.h"
+#include "protocol/to_size.h"
 
 namespace t3 {
 
@@ -22,16 +23,16 @@ VcdTrace::VcdTrace(sc_core::sc_module_name name, TpGroup& group, const std::stri
   file_->set_time_unit(1, sc_core::SC_PS);  // the kernel's resolution; said, not assumed
 
   // The traced values are plain members updated by observers: no signal, no extra delta cycle.
-  queues_.resize(static_cast<std::size_t>(group.gpus()));
+  queues_.resize(to_size(group.gpus()));
   for (int g = 0; g < group.gpus(); ++g) {
-    Queue& queue = queues_[static_cast<std::size_t>(g)];
-    queue.channels.assign(static_cast<std::size_t>(group.config().hbm.channels), {0, 0});
+    Queue& queue = queues_[to_size(g)];
+    queue.channels.assign(to_size(group.config().hbm.channels), {0, 0});
     const std::string prefix = "gpu" + std::to_string(g) + "_hbm_queue_";
     sc_core::sc_trace(file_, queue.compute, prefix + "compute");
     sc_core::sc_trace(file_, queue.communication, prefix + "communication");
     group.gpu(g).memory.observe_occupancy(
         [&queue](sc_time, int channel, int compute, int communication) {
-          auto& entry = queue.channels.at(static_cast<std::size_t>(channel));
+          auto& entry = queue.channels.at(to_size(channel));
           queue.compute += compute - entry[0];
           queue.communication += communication - entry[1];
           entry = {compute, communication};
@@ -44,7 +45,7 @@ VcdTrace::VcdTrace(sc_core::sc_module_name name, TpGroup& group, const std::stri
   const auto& ends = group.topology().links();
   auto node = [&](int n) { return n < group.gpus() ? "gpu" + std::to_string(n) : "switch"; };
   for (int l = 0; l < group.links(); ++l) {
-    const LinkEnds& e = ends[static_cast<std::size_t>(l)];
+    const LinkEnds& e = ends[to_size(l)];
     const std::string link = "link" + std::to_string(l) + "_";
     sc_core::sc_trace(file_, directions_[2 * l].busy,
                       link + node(e.a) + "_to_" + node(e.b) + "_busy");
@@ -52,7 +53,7 @@ VcdTrace::VcdTrace(sc_core::sc_module_name name, TpGroup& group, const std::stri
                       link + node(e.b) + "_to_" + node(e.a) + "_busy");
     group.link(l).observe_wire([this, l](int direction, sc_time start, sc_time end, std::uint64_t) {
       if (end <= start) return;
-      Direction& d = directions_[static_cast<std::size_t>(2 * l + direction)];
+      Direction& d = directions_[to_size(2 * l + direction)];
       ++d.edges[start];
       --d.edges[end];
       const sc_time now = sc_core::sc_time_stamp();

@@ -4,6 +4,8 @@
 #include <limits>
 #include <string>
 
+#include "protocol/hex.h"
+#include "protocol/to_size.h"
 #include "tlm_interconnect/address_map.h"
 
 namespace t3 {
@@ -27,7 +29,7 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
       errors_(kMsgType, kMaxErrorMessages) {
   if (config.entries < 1) throw ConfigError("tracker.entries: must be at least 1");
   watch_export.bind(*this);
-  entries_.resize(static_cast<std::size_t>(config.entries));
+  entries_.resize(to_size(config.entries));
   for (int i = static_cast<int>(entries_.size()) - 1; i >= 0; --i) free_.push_back(i);
   index_.reserve(entries_.size() * 2);
 
@@ -62,10 +64,10 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
     const std::string n = std::to_string(r);
     ro(kRegionDone + 4 * static_cast<std::uint64_t>(r), "REGION_DONE_" + n,
        "tags fired in region " + n + " since reset",
-       [this, r] { return saturate(stats_.region_fired[static_cast<std::size_t>(r)]); });
+       [this, r] { return saturate(stats_.region_fired[to_size(r)]); });
   }
   for (int r = 0; r < kRegions; ++r) {
-    Region& g = regions_[static_cast<std::size_t>(r)];
+    Region& g = regions_[to_size(r)];
     const std::string reg = "REGION" + std::to_string(r) + "_";
     const std::string what = "region " + std::to_string(r) + ": ";
     auto rw64 = [&](std::uint64_t offset, const std::string& field, const std::string& doc,
@@ -98,25 +100,26 @@ Tracker::Tracker(sc_core::sc_module_name name, const TrackerConfig& config,
 }
 
 void Tracker::control(int region, std::uint32_t value) {
-  Region& g = regions_[static_cast<std::size_t>(region)];
+  Region& g = regions_[to_size(region)];
   const bool was_enabled = (g.control & kEnable) != 0;
   bool enable = (value & kEnable) != 0;
-  if (enable && (g.size == 0 || g.threshold == 0 || g.op > kOpUpdate || g.element > 2 ||
-                 (g.grid_cols != 0 && g.edge_threshold == 0) || g.base + g.size < g.base)) {
+  if (enable &&
+      (g.size == 0 || g.threshold == 0 || g.op > kOpUpdate || !is_element_code(g.element) ||
+       (g.grid_cols != 0 && g.edge_threshold == 0) || g.base + g.size < g.base)) {
     enable = false;  // an invalid region is never enabled
   }
   g.control = enable ? std::uint32_t{kEnable} : 0u;
   if (enable && !was_enabled) g.fired_tags.clear();  // a new round of tiles
   enabled_.clear();
   for (int r = 0; r < kRegions; ++r) {
-    if (regions_[static_cast<std::size_t>(r)].control & kEnable) enabled_.push_back(r);
+    if (regions_[to_size(r)].control & kEnable) enabled_.push_back(r);
   }
 }
 
 void Tracker::reset(std::uint32_t value) {
   if (value != 1) return;
   for (int i = 0; i < static_cast<int>(entries_.size()); ++i) {
-    if (entries_[static_cast<std::size_t>(i)].used) release(i);
+    if (entries_[to_size(i)].used) release(i);
   }
   for (Region& g : regions_) g.fired_tags.clear();
   stats_ = TrackerStats{};
@@ -125,7 +128,7 @@ void Tracker::reset(std::uint32_t value) {
 
 int Tracker::find_region(std::uint64_t address, std::uint64_t bytes) const {
   for (int r : enabled_) {
-    const Region& g = regions_[static_cast<std::size_t>(r)];
+    const Region& g = regions_[to_size(r)];
     if (address >= g.base && address - g.base < g.size && bytes <= g.size - (address - g.base)) {
       return r;
     }
@@ -134,13 +137,13 @@ int Tracker::find_region(std::uint64_t address, std::uint64_t bytes) const {
 }
 
 std::uint32_t Tracker::group_of(int region, std::uint32_t tag) const {
-  const Region& g = regions_[static_cast<std::size_t>(region)];
+  const Region& g = regions_[to_size(region)];
   if (g.grid_cols == 0 || tag_group_ <= 1) return tag;
   return tag - (tag % g.grid_cols) % tag_group_;
 }
 
 std::uint64_t Tracker::threshold_of(int region, std::uint32_t group) const {
-  const Region& g = regions_[static_cast<std::size_t>(region)];
+  const Region& g = regions_[to_size(region)];
   if (g.grid_cols == 0) return g.threshold;
   const std::uint32_t first_col = group % g.grid_cols;
   const std::uint32_t tiles = std::min(std::max(tag_group_, 1u), g.grid_cols - first_col);
@@ -153,7 +156,7 @@ int Tracker::allocate(int region, std::uint32_t tag) {
   if (free_.empty()) return -1;
   const int i = free_.back();
   free_.pop_back();
-  Entry& e = entries_[static_cast<std::size_t>(i)];
+  Entry& e = entries_[to_size(i)];
   e.used = true;
   e.region = region;
   e.tag = tag;
@@ -168,7 +171,7 @@ int Tracker::allocate(int region, std::uint32_t tag) {
 }
 
 void Tracker::release(int i) {
-  Entry& e = entries_[static_cast<std::size_t>(i)];
+  Entry& e = entries_[to_size(i)];
   index_.erase(key(e.region, e.tag));
   e.used = false;
   free_.push_back(i);
@@ -181,7 +184,7 @@ bool Tracker::admit(const AppliedAccess& access) {
   if (r < 0) return true;  // reported as an error when applied
   const std::uint32_t group = group_of(r, access.tag);
   if (index_.count(key(r, group)) != 0) return true;
-  if (regions_[static_cast<std::size_t>(r)].fired_tags.count(group) != 0) {
+  if (regions_[to_size(r)].fired_tags.count(group) != 0) {
     return true;  // a conservation error, reported when applied
   }
   if (allocate(r, group) >= 0) return true;  // reserved for this group
@@ -199,7 +202,7 @@ void Tracker::applied(const AppliedAccess& access) {
                 std::to_string(access.origin.gpu) + ")");
     return;
   }
-  Region& g = regions_[static_cast<std::size_t>(r)];
+  Region& g = regions_[to_size(r)];
   const std::uint32_t group = group_of(r, access.tag);
   int i;
   if (const auto found = index_.find(key(r, group)); found != index_.end()) {
@@ -220,7 +223,7 @@ void Tracker::applied(const AppliedAccess& access) {
       return;
     }
   }
-  Entry& e = entries_[static_cast<std::size_t>(i)];
+  Entry& e = entries_[to_size(i)];
   e.count += access.bytes;
   stats_.counted_bytes += access.bytes;
   e.low = std::min(e.low, access.address);
@@ -229,8 +232,8 @@ void Tracker::applied(const AppliedAccess& access) {
 }
 
 void Tracker::fire(int i) {
-  const Entry& e = entries_[static_cast<std::size_t>(i)];
-  Region& g = regions_[static_cast<std::size_t>(e.region)];
+  const Entry& e = entries_[to_size(i)];
+  Region& g = regions_[to_size(e.region)];
   const TrackerFire record{
       sc_core::sc_time_stamp(), e.tag,   e.region, e.low,      g.dst + (e.low - g.base),
       e.high_end - e.low,       e.count, g.op,     e.allocated};
@@ -250,12 +253,12 @@ void Tracker::fire(int i) {
     } else {
       dma->trigger(DmaRequest{record.source, record.destination, record.bytes,
                               g.op == kOpStore ? Op::Write : Op::Update,
-                              static_cast<ElementType>(g.element), e.tag,
+                              element_from_code(g.element), e.tag,
                               static_cast<std::uint32_t>(e.region)});
     }
   }
   g.fired_tags.insert(e.tag);
-  ++stats_.region_fired[static_cast<std::size_t>(e.region)];
+  ++stats_.region_fired[to_size(e.region)];
   ++stats_.fired;
   release(i);
 }
@@ -296,8 +299,8 @@ nlohmann::json Tracker::report() const {
   j["tag_group"] = tag_group_;
   nlohmann::json regions = nlohmann::json::object();
   for (int r = 0; r < kRegions; ++r) {
-    const Region& g = regions_[static_cast<std::size_t>(r)];
-    const std::uint64_t fired = stats_.region_fired[static_cast<std::size_t>(r)];
+    const Region& g = regions_[to_size(r)];
+    const std::uint64_t fired = stats_.region_fired[to_size(r)];
     if (!(g.control & kEnable) && fired == 0) continue;
     regions[std::to_string(r)] = {{"base", g.base},
                                   {"size", g.size},

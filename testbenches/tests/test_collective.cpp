@@ -36,14 +36,10 @@ namespace {
 
 using namespace t3::ring_testing;
 
-ElementType element_type(ElementCode code) {
-  return static_cast<ElementType>(code);
-}
-
 struct GoldenCase {
   int gpus = 4;
   Check check = Check::ReduceScatter;
-  ElementCode element = kElementFp32;
+  ElementType element = ElementType::Fp32;
   FlagPlacement flags = FlagPlacement::Mailbox;
   // Elements of the whole buffer; 0: chunks of 10243 (fp32) or 10246 elements (fp16, bf16), not
   // a multiple of channels, slices or pieces.
@@ -88,7 +84,7 @@ void golden(const GoldenCase& gc) {
   const auto plan = plan_collective(group.config().address_map, spec);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
   const auto programs = ring_programs(plan, spec, ops);
-  const ElementType type = element_type(gc.element);
+  const ElementType type = gc.element;
   // Element i's chunk and its place in it (chunks may differ in size, or be empty).
   std::vector<int> chunk_of(static_cast<std::size_t>(total));
   for (int c = 0; c < n; ++c) {
@@ -370,7 +366,7 @@ TEST_CASE("collective layout: buffers, FIFO and flags per GPU, channels and slic
   CHECK_THROWS_WITH(
       check_spec(bad),
       Contains("bytes = 163890 must be a positive multiple of the 4-byte fp32 element"));
-  bad.element = kElementFp16;  // 81945 whole fp16 elements
+  bad.element = ElementType::Fp16;  // 81945 whole fp16 elements
   CHECK_NOTHROW(check_spec(bad));
   bad.bytes = 0;
   CHECK_THROWS_WITH(check_spec(bad), Contains("bytes = 0"));
@@ -483,7 +479,7 @@ TEST_CASE("collective reduce-scatter TP 8: each GPU's owned chunk is the exact s
 }
 TEST_CASE("collective reduce-scatter TP 4 in fp16 sums exactly", "[collective][golden]") {
   // Two element types would be two designs; fp16 here, bf16 in the all-reduce below.
-  golden({4, Check::ReduceScatter, kElementFp16});
+  golden({4, Check::ReduceScatter, ElementType::Fp16});
 }
 TEST_CASE("collective all-gather TP 2: every GPU ends with every chunk", "[collective][golden]") {
   golden({2, Check::AllGather});
@@ -507,11 +503,11 @@ TEST_CASE("collective all-reduce (RS then AG) TP 8: every GPU holds the full sum
   golden({8, Check::AllReduce});
 }
 TEST_CASE("collective all-reduce TP 4 in bf16 is exact", "[collective][golden]") {
-  golden({4, Check::AllReduce, kElementBf16});
+  golden({4, Check::AllReduce, ElementType::Bf16});
 }
 TEST_CASE("collective all-reduce TP 4 with its flags in HBM (functional mode)",
           "[collective][golden]") {
-  golden({4, Check::AllReduce, kElementFp32, FlagPlacement::Hbm});
+  golden({4, Check::AllReduce, ElementType::Fp32, FlagPlacement::Hbm});
 }
 
 // Any size, as nccl-tests allows: chunks that differ by an element, a single element, fewer
@@ -519,7 +515,7 @@ TEST_CASE("collective all-reduce TP 4 with its flags in HBM (functional mode)",
 // slices move no data but still take part in the flag protocol.
 namespace {
 void any_size_golden(int n, Check check, std::int64_t elements,
-                     ElementCode element = kElementFp32) {
+                     ElementType element = ElementType::Fp32) {
   GoldenCase gc;
   gc.gpus = n;
   gc.check = check;
@@ -548,7 +544,7 @@ TEST_CASE("collective all-gather TP 8 of an uneven size: every GPU ends with eve
 }
 TEST_CASE("collective all-reduce TP 4 of 2501 fp16 elements (5002 bytes) is exact",
           "[collective][golden]") {
-  any_size_golden(4, Check::AllReduce, 2501, kElementFp16);
+  any_size_golden(4, Check::AllReduce, 2501, ElementType::Fp16);
 }
 TEST_CASE("collective all-reduce TP 2 of a single element is exact", "[collective][golden]") {
   any_size_golden(2, Check::AllReduce, 1);
@@ -846,27 +842,27 @@ TEST_CASE("collective rings of every coprime stride leave each chunk at the stri
 
 TEST_CASE("collective reduce-scatter on 4 rings of 8 fully-connected GPUs, fp32, uneven",
           "[collective][golden][rings]") {
-  golden({8, Check::ReduceScatter, kElementFp32, FlagPlacement::Mailbox, 0, {1, 3, 5, 7}});
+  golden({8, Check::ReduceScatter, ElementType::Fp32, FlagPlacement::Mailbox, 0, {1, 3, 5, 7}});
 }
 TEST_CASE("collective reduce-scatter on 2 rings of 4 fully-connected GPUs, fp16, uneven",
           "[collective][golden][rings]") {
-  golden({4, Check::ReduceScatter, kElementFp16, FlagPlacement::Mailbox, 0, {1, 3}});
+  golden({4, Check::ReduceScatter, ElementType::Fp16, FlagPlacement::Mailbox, 0, {1, 3}});
 }
 TEST_CASE("collective all-gather on 4 rings of 8 fully-connected GPUs, fp16, uneven",
           "[collective][golden][rings]") {
-  golden({8, Check::AllGather, kElementFp16, FlagPlacement::Mailbox, 0, {1, 3, 5, 7}});
+  golden({8, Check::AllGather, ElementType::Fp16, FlagPlacement::Mailbox, 0, {1, 3, 5, 7}});
 }
 TEST_CASE("collective all-gather on 2 rings of 4 fully-connected GPUs, fp32, uneven",
           "[collective][golden][rings]") {
-  golden({4, Check::AllGather, kElementFp32, FlagPlacement::Mailbox, 0, {1, 3}});
+  golden({4, Check::AllGather, ElementType::Fp32, FlagPlacement::Mailbox, 0, {1, 3}});
 }
 TEST_CASE("collective all-reduce on 4 rings of 8 fully-connected GPUs, 1001 fp32 elements",
           "[collective][golden][rings]") {
-  golden({8, Check::AllReduce, kElementFp32, FlagPlacement::Mailbox, 1001, {1, 3, 5, 7}});
+  golden({8, Check::AllReduce, ElementType::Fp32, FlagPlacement::Mailbox, 1001, {1, 3, 5, 7}});
 }
 TEST_CASE("collective all-reduce on the stride-3 ring alone of 8 fully-connected GPUs",
           "[collective][golden][rings]") {
-  golden({8, Check::AllReduce, kElementFp16, FlagPlacement::Mailbox, 0, {3}});
+  golden({8, Check::AllReduce, ElementType::Fp16, FlagPlacement::Mailbox, 0, {3}});
 }
 
 namespace {

@@ -57,7 +57,7 @@ CollectiveDescriptor every_field(CollectiveOp op) {
   d.next_flags = 0x3'0100'0800ull;
   d.prev_flags = 0x3'0200'0800ull;
   d.bytes = 0x1'0000'0002ull;  // above 32 bits: both halves matter
-  d.element = 2;
+  d.element = ElementType::Bf16;
   d.sequence = 77;
   d.slice_bytes = 4096;
   d.fifo_depth = 3;

@@ -29,7 +29,7 @@ struct GoldenCase {
   int gpus = 4;
   std::string topology = "fully-connected";
   Check check = Check::ReduceScatter;
-  ElementCode element = kElementFp32;
+  ElementType element = ElementType::Fp32;
   std::int64_t elements = 0;  // of the whole buffer; 0: chunks of 6000
   int channels = 3;
 };
@@ -59,7 +59,7 @@ void golden(const GoldenCase& gc) {
   group.load(ring_programs(plan, spec, ops));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
 
-  const auto type = static_cast<ElementType>(gc.element);
+  const auto type = gc.element;
   const auto chunk_at = [&](std::int64_t i) {
     for (int c = 0; c < n; ++c) {
       if (i < chunk_range(total, n, c).end) return c;
@@ -137,10 +137,10 @@ TEST_CASE("direct sm reduce-scatter is exact: 4 GPUs fully connected, fp32", "[s
   golden({4, "fully-connected", Check::ReduceScatter});
 }
 TEST_CASE("direct sm reduce-scatter is exact: 8 GPUs fully connected, fp16", "[sm_direct]") {
-  golden({8, "fully-connected", Check::ReduceScatter, kElementFp16});
+  golden({8, "fully-connected", Check::ReduceScatter, ElementType::Fp16});
 }
 TEST_CASE("direct sm reduce-scatter is exact: 4 GPUs behind a switch, bf16", "[sm_direct]") {
-  golden({4, "switch", Check::ReduceScatter, kElementBf16});
+  golden({4, "switch", Check::ReduceScatter, ElementType::Bf16});
 }
 TEST_CASE("direct sm reduce-scatter is exact: 8 GPUs behind a switch, fp32", "[sm_direct]") {
   golden({8, "switch", Check::ReduceScatter});
@@ -149,7 +149,7 @@ TEST_CASE("direct sm all-gather is exact: 4 GPUs behind a switch", "[sm_direct]"
   golden({4, "switch", Check::AllGather});
 }
 TEST_CASE("direct sm all-gather is exact: 8 GPUs fully connected, fp16", "[sm_direct]") {
-  golden({8, "fully-connected", Check::AllGather, kElementFp16});
+  golden({8, "fully-connected", Check::AllGather, ElementType::Fp16});
 }
 TEST_CASE("direct sm all-reduce is exact: 4 GPUs fully connected", "[sm_direct]") {
   golden({4, "fully-connected", Check::AllReduce});
@@ -158,10 +158,10 @@ TEST_CASE("direct sm all-reduce is exact: 8 GPUs behind a switch", "[sm_direct]"
   golden({8, "switch", Check::AllReduce});
 }
 TEST_CASE("direct sm all-reduce is exact with uneven chunks and empty channels", "[sm_direct]") {
-  golden({4, "switch", Check::AllReduce, kElementFp32, 4 * 777 + 3});
+  golden({4, "switch", Check::AllReduce, ElementType::Fp32, 4 * 777 + 3});
 }
 TEST_CASE("direct sm all-reduce is exact with fewer elements than ranks", "[sm_direct]") {
-  golden({8, "fully-connected", Check::AllReduce, kElementFp32, 5});
+  golden({8, "fully-connected", Check::AllReduce, ElementType::Fp32, 5});
 }
 
 TEST_CASE("direct sm launches carry the op and the peer strides", "[sm_direct]") {

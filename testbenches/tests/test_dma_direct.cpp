@@ -29,7 +29,8 @@ namespace {
 
 using namespace t3::ring_testing;
 
-DmaCollectiveSpec direct_spec(int ranks, std::uint64_t bytes, ElementCode element = kElementFp32) {
+DmaCollectiveSpec direct_spec(int ranks, std::uint64_t bytes,
+                              ElementType element = ElementType::Fp32) {
   DmaCollectiveSpec spec;
   spec.pattern = DmaPattern::Direct;
   spec.ranks = ranks;
@@ -42,7 +43,7 @@ struct GoldenCase {
   int gpus = 4;
   std::string topology = "fully-connected";
   Check check = Check::ReduceScatter;
-  ElementCode element = kElementFp32;
+  ElementType element = ElementType::Fp32;
   std::int64_t elements = 0;  // of the whole buffer; 0: chunks of 6000
 };
 
@@ -77,7 +78,7 @@ void golden(const GoldenCase& gc) {
   group.load(dma_collective_programs(config, buffers, spec, ops));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
 
-  const auto type = static_cast<ElementType>(gc.element);
+  const auto type = gc.element;
   const auto chunk_at = [&](std::int64_t i) {
     for (int c = 0; c < n; ++c) {
       if (i < chunk_range(total, n, c).end) return c;
@@ -241,10 +242,10 @@ TEST_CASE("direct dma reduce-scatter is exact: 4 GPUs fully connected, fp32", "[
   golden({4, "fully-connected", Check::ReduceScatter});
 }
 TEST_CASE("direct dma reduce-scatter is exact: 8 GPUs fully connected, fp16", "[dma_direct]") {
-  golden({8, "fully-connected", Check::ReduceScatter, kElementFp16});
+  golden({8, "fully-connected", Check::ReduceScatter, ElementType::Fp16});
 }
 TEST_CASE("direct dma reduce-scatter is exact: 4 GPUs behind a switch, bf16", "[dma_direct]") {
-  golden({4, "switch", Check::ReduceScatter, kElementBf16});
+  golden({4, "switch", Check::ReduceScatter, ElementType::Bf16});
 }
 TEST_CASE("direct dma reduce-scatter is exact: 8 GPUs behind a switch, fp32", "[dma_direct]") {
   golden({8, "switch", Check::ReduceScatter});
@@ -253,7 +254,7 @@ TEST_CASE("direct dma all-gather is exact: 4 GPUs fully connected", "[dma_direct
   golden({4, "fully-connected", Check::AllGather});
 }
 TEST_CASE("direct dma all-gather is exact: 8 GPUs behind a switch, fp16", "[dma_direct]") {
-  golden({8, "switch", Check::AllGather, kElementFp16});
+  golden({8, "switch", Check::AllGather, ElementType::Fp16});
 }
 TEST_CASE("direct dma all-reduce is exact: 8 GPUs fully connected", "[dma_direct]") {
   golden({8, "fully-connected", Check::AllReduce});
@@ -262,8 +263,8 @@ TEST_CASE("direct dma all-reduce is exact: 4 GPUs behind a switch", "[dma_direct
   golden({4, "switch", Check::AllReduce});
 }
 TEST_CASE("direct dma all-reduce is exact with uneven chunks", "[dma_direct]") {
-  golden({4, "fully-connected", Check::AllReduce, kElementFp32, 4 * 777 + 3});
+  golden({4, "fully-connected", Check::AllReduce, ElementType::Fp32, 4 * 777 + 3});
 }
 TEST_CASE("direct dma all-reduce is exact with fewer elements than ranks", "[dma_direct]") {
-  golden({8, "switch", Check::AllReduce, kElementFp32, 5});
+  golden({8, "switch", Check::AllReduce, ElementType::Fp32, 5});
 }

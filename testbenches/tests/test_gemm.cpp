@@ -19,7 +19,7 @@ namespace {
 void check_functional(const GemmShape& shape, WgOrder order) {
   const int gpus = 2;
   const SystemConfig config = small_system(gpus);
-  GroupGemmPlan plan = plan_group_gemm(config, shape, kElementFp32, kElementFp32);
+  GroupGemmPlan plan = plan_group_gemm(config, shape, ElementType::Fp32, ElementType::Fp32);
   const std::int64_t tile_rows = (shape.m + config.gemm.tile_m - 1) / config.gemm.tile_m;
   for (int g = 0; g < gpus; ++g) {
     plan.gpus[g].launch.order = order;
@@ -27,7 +27,7 @@ void check_functional(const GemmShape& shape, WgOrder order) {
       plan.gpus[g].launch.chunks = std::min<std::int64_t>(tile_rows, 3);
       plan.gpus[g].launch.first_chunk = (g + 1) % plan.gpus[g].launch.chunks;
       plan.gpus[g].launch.outputs = chunk_outputs(plan.gpus[g].buffers.c, shape, config.gemm,
-                                                  plan.gpus[g].launch.chunks, kElementFp32);
+                                                  plan.gpus[g].launch.chunks, ElementType::Fp32);
     }
   }
   TpGroup group("group", config);
@@ -110,7 +110,8 @@ TEST_CASE("chunk-staggered order starts each GPU at chunk (g + offset) mod N") {
     launch.order = WgOrder::ChunkStaggered;
     launch.chunks = gpus;
     launch.first_chunk = (g + offset) % gpus;
-    launch.outputs = chunk_outputs(plan.gpus[g].buffers.c, shape, config.gemm, gpus, kElementFp16);
+    launch.outputs =
+        chunk_outputs(plan.gpus[g].buffers.c, shape, config.gemm, gpus, ElementType::Fp16);
   }
   TpGroup group("group", config);
   run_to_completion(group, plan.programs());

@@ -12,6 +12,7 @@
 #include "models/gpu/device_info.h"
 #include "models/sm/dispatcher.h"
 #include "models/tracker/tracker.h"
+#include "protocol/hex.h"
 #include "t3sim_version.h"
 
 using namespace t3;
@@ -77,7 +78,7 @@ void check_documented(const std::string& heading, const RegisterBlock& block) {
   const auto map = block.register_map();
   CHECK(rows.size() == map.size());
   for (const auto& row : rows) {
-    INFO(heading << ": offset 0x" << std::hex << row.offset << " " << row.name);
+    INFO(heading << ": offset " << hex(row.offset) << " " << row.name);
     REQUIRE(map.count(row.offset) == 1);
     CHECK(map.at(row.offset).name == row.name);
     CHECK(map.at(row.offset).writable == row.writable);

@@ -12,6 +12,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/nvlink.h"
 #include "tlm_interconnect/payload.h"

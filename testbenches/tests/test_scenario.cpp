@@ -53,7 +53,7 @@ nlohmann::json run_golden(int gpus, Scenario scenario, const char* ring = "desce
   for (const std::string& assignment : extra) apply_override(config, assignment);
   validate(config);
   const ScenarioPlan plan =
-      plan_scenario(config, small_shape(gpus), scenario, kElementFp32, kElementFp32);
+      plan_scenario(config, small_shape(gpus), scenario, ElementType::Fp32, ElementType::Fp32);
   if (rings != nullptr) *rings = rings_launched(plan);
   ScenarioRun run(config, plan);
   sc_core::sc_start(sc_core::SC_ZERO_TIME);

@@ -26,6 +26,7 @@
 #include "models/host/host.h"
 #include "models/sm/dispatcher.h"
 #include "models/sm/sm.h"
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/element.h"
 #include "tlm_interconnect/mmio_bus.h"
@@ -276,8 +277,8 @@ void append_launch(Program& p, std::uint64_t base, const Launch& l) {
   write(p, base + reg::kTileM, l.tile_m, n + ": tile M");
   write(p, base + reg::kTileN, l.tile_n, n + ": tile N");
   write(p, base + reg::kTileK, l.tile_k, n + ": tile K");
-  write(p, base + reg::kElement, static_cast<std::uint32_t>(l.element), n + ": element");
-  write(p, base + reg::kOutElement, static_cast<std::uint32_t>(l.out_element), n + ": out el");
+  write(p, base + reg::kElement, element_code(l.element), n + ": element");
+  write(p, base + reg::kOutElement, element_code(l.out_element), n + ": out el");
   write(p, base + reg::kWgOrder, static_cast<std::uint32_t>(l.order), n + ": order");
   write(p, base + reg::kChunks, l.chunks, n + ": chunks");
   write(p, base + reg::kFirstChunk, l.first_chunk, n + ": first chunk");

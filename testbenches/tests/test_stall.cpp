@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <regex>
 #include <string>
@@ -19,6 +18,7 @@
 #include "harness/traffic_generator.h"
 #include "models/system/simulation.h"
 #include "models/system/tp_group.h"
+#include "protocol/hex.h"
 #include "protocol/mmio_map.h"
 #include "protocol/ring.h"
 #include "protocol/tracker_registers.h"
@@ -75,7 +75,7 @@ TEST_CASE("a tracker threshold never reached stops the run naming the tiles and 
   TpGroup group("group", config);
   DmaCollectiveSpec spec;
   spec.ranks = 2;
-  spec.element = kElementFp32;
+  spec.element = ElementType::Fp32;
   spec.bytes = 2 * 4 * 4096;
   std::vector<Program> programs = dma_collective_programs(config, dma_ring_buffers(config), spec,
                                                           {CollectiveOp::ReduceScatter});
@@ -126,9 +126,7 @@ TEST_CASE("a flag never set stops the polling channels within the timeout, namin
   CHECK(now_ns() >= kTimeoutNs);
   CHECK_THAT(error, StartsWith("stall: nothing completed from "));
   for (int channel = 0; channel < 2; ++channel) {
-    char flag[32];
-    std::snprintf(flag, sizeof flag, "0x%llx",
-                  static_cast<unsigned long long>(ready_flag(plan[0].flags, channel)));
+    const std::string flag = hex(ready_flag(plan[0].flags, channel));
     CHECK_THAT(error, Contains(" channel " + std::to_string(channel) + " waits for the flag at " +
                                flag + " to reach count 1 of sequence 1 (reads count 0"));
   }

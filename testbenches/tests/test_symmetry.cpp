@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_testing.h"
+#include "protocol/hex.h"
 #include "protocol/rotation.h"
 
 using t3::cli_testing::run_json;
@@ -95,7 +96,7 @@ TEST_CASE("each band of a multi-band map moves its own chunks, offsets between b
   for (const std::uint64_t outside :
        {std::uint64_t{0xffff}, std::uint64_t{0x12000}, std::uint64_t{0x1ffff},
         std::uint64_t{0x22000}, std::uint64_t{0x2ffff}, std::uint64_t{0x32000}}) {
-    INFO(std::hex << outside);
+    INFO(t3::hex(outside));
     CHECK(t3::rotate_hbm_offset(map, outside, 1) == outside);
     CHECK(t3::rotate_hbm_offset(map, outside, -3) == outside);
   }

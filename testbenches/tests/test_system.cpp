@@ -7,6 +7,7 @@
 #include "config/config_io.h"
 #include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
+#include "protocol/hex.h"
 
 using namespace t3;
 using Catch::Contains;

@@ -47,7 +47,8 @@ void check_fused_reduce_scatter(int gpus, const GemmShape& shape, int tracker_en
   apply_override(config, std::string("topology.kind=") + topology);
   validate(config);
   const bool direct = direct_collective(config);
-  const T3GemmRsPlan plan = plan_t3_gemm_rs(config, shape, kElementFp32, kElementFp32, direct);
+  const T3GemmRsPlan plan =
+      plan_t3_gemm_rs(config, shape, ElementType::Fp32, ElementType::Fp32, direct);
   REQUIRE(plan.direct == (std::string(topology) != "ring"));
   const TiledLayout layout(shape.m, shape.n, config.gemm.tile_m, config.gemm.tile_n);
   const std::int64_t band_rows = layout.grid_rows() / gpus;
@@ -186,7 +187,7 @@ TEST_CASE("T3 direct sends every chunk but its own to the chunk's owner") {
   SystemConfig config = small_system(4);
   apply_override(config, "topology.kind=switch");
   const T3GemmRsPlan plan =
-      plan_t3_gemm_rs(config, {256, 32, 24}, kElementFp32, kElementFp32, true);
+      plan_t3_gemm_rs(config, {256, 32, 24}, ElementType::Fp32, ElementType::Fp32, true);
   const AddressMap map(config.address_map, 4, config.hbm.capacity_bytes);
   for (int g = 0; g < 4; ++g) {
     const GemmLaunch& launch = plan.gemm.gpus[g].launch;
@@ -297,7 +298,7 @@ TEST_CASE("T3 plans every paper model at each of its TP degrees and every sublay
         CHECK(pending(plan.tag_group) <= config.tracker.entries);
         if (plan.tag_group > 1) CHECK(pending(plan.tag_group - 1) > config.tracker.entries);
         CHECK(plan.chunk_bytes * static_cast<std::uint64_t>(tp) ==
-              bytes_of(kElementFp16, layout.elements()));
+              bytes_of(ElementType::Fp16, layout.elements()));
         ++planned;
       }
     }

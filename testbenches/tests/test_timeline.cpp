@@ -34,7 +34,8 @@ namespace {
 constexpr int kGpus = 4;
 
 T3GemmRsPlan small_plan(const SystemConfig& config) {
-  return plan_t3_gemm_rs(config, GemmShape{64 * kGpus, 32, 24}, kElementFp32, kElementFp32);
+  return plan_t3_gemm_rs(config, GemmShape{64 * kGpus, 32, 24}, ElementType::Fp32,
+                         ElementType::Fp32);
 }
 
 // Runs the fused GEMM + reduce-scatter on `group` to its end.

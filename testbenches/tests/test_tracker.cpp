@@ -24,6 +24,7 @@
 #include "models/dma/dma_engine.h"
 #include "models/hbm/memory_controller.h"
 #include "models/tracker/tracker.h"
+#include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/mmio_bus.h"
@@ -357,7 +358,7 @@ void check_map(const std::map<std::uint64_t, RegisterInfo>& actual,
                const std::map<std::uint64_t, RegisterInfo>& documented) {
   CHECK(actual.size() == documented.size());
   for (const auto& [offset, info] : documented) {
-    INFO("offset 0x" << std::hex << offset << " " << info.name);
+    INFO("offset " << hex(offset) << " " << info.name);
     const auto found = actual.find(offset);
     REQUIRE(found != actual.end());
     CHECK(found->second.name == info.name);

@@ -6,6 +6,7 @@
 #include "protocol/dispatcher_registers.h"
 #include "protocol/dma_registers.h"
 #include "protocol/mmio_map.h"
+#include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
 
@@ -30,7 +31,7 @@ constexpr std::uint64_t kSentFlag = dispatcher::kMailbox + 4 * (dispatcher::kMai
 constexpr std::uint64_t kArrivedFlag = dispatcher::kMailbox + 4 * (dispatcher::kMailboxWords - 4);
 constexpr int kFlagDescriptor = dma::kDescriptors - 1;
 
-void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
                         const RingOnOutput& gather) {
   const int n = static_cast<int>(config.gpus);
   if (n - 1 > kFlagDescriptor) {
@@ -54,12 +55,11 @@ void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementC
   const int add_channels = static_cast<int>(
       std::max<std::int64_t>(1, std::min<std::int64_t>(default_ring_channels(config), slots / 4)));
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
     const int next = next_rank(g, n);
     const std::uint64_t dma =
         whole.dispatcher - mmio_map::kDispatcher + mmio_map::kDma;  // this GPU's engine
-    const std::uint64_t next_dispatcher =
-        plan.gemm.gpus[static_cast<std::size_t>(next)].launch.dispatcher;
+    const std::uint64_t next_dispatcher = plan.gemm.gpus[to_size(next)].launch.dispatcher;
     const auto slot_of = [&](int gpu, int step) {
       return hbm_base(config, gpu) + receive + static_cast<std::uint64_t>(step) * chunk_bytes;
     };
@@ -92,7 +92,7 @@ void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementC
       write(reg(dma::kSizeHigh), static_cast<std::uint32_t>(bytes >> 32),
             what + ": size bits 63:32");
       write(reg(dma::kOp), dma::kOpStore, what + ": store");
-      write(reg(dma::kElement), out_element, what + ": element");
+      write(reg(dma::kElement), element_code(out_element), what + ": element");
       write(reg(dma::kTag), 0xffffffffu, what + ": untracked");
       write(reg(dma::kDoorbell), 1, what + ": doorbell");
     };
@@ -174,7 +174,7 @@ bool commfuse_rotation_invariant(const SystemConfig& config) {
 // the start on queue 1 and gated chunk by chunk, while the GEMM runs chunk by chunk on queue 0 in
 // the order the ring consumes them; then the ring all-gather.
 void plan_commfuse(const SystemConfig& config, const GemmShape& /*shape*/, ScenarioPlan& plan,
-                   ElementCode /*element*/, ElementCode out_element) {
+                   ElementType /*element*/, ElementType out_element) {
   namespace d = dispatcher;
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
@@ -201,7 +201,7 @@ void plan_commfuse(const SystemConfig& config, const GemmShape& /*shape*/, Scena
   const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
   const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
     const std::uint64_t gate = whole.dispatcher + gate_offset;
     Program program;
     const auto write = [&](std::uint64_t address, std::uint32_t value, const std::string& note) {

@@ -1,5 +1,6 @@
 // commfuse-ag: CommFuse's Flash-AG (see scenario.h), for a sublayer that all-gathers its GEMM's
 // input.
+#include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
 
@@ -8,7 +9,7 @@ namespace t3 {
 // CommFuse's Flash-AG (see scenario.h): the ring all-gather of A on queue 1 from the start, each
 // step one whole chunk per channel; the GEMM band by band on queue 0, the band already here first,
 // then each band once every channel's READY flag shows its step arrived.
-void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCode element) {
+void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementType element) {
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t parts = config.workload.split;
@@ -19,8 +20,8 @@ void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCod
   const GemmShape part_shape{shape.m / (n * parts), shape.n, shape.k};
   const std::uint64_t part_bytes = plan.output_bytes / static_cast<std::uint64_t>(n * parts);
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
-    const CollectiveGpuLayout& here = ring.layout[static_cast<std::size_t>(g)];
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
+    const CollectiveGpuLayout& here = ring.layout[to_size(g)];
     Program program;
     program.commands.push_back(comm_queue_first(whole));
     program.commands.push_back(barrier(kStartBarrier, "start"));

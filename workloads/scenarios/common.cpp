@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "protocol/dispatcher_registers.h"
+#include "protocol/to_size.h"
 #include "workloads/plan_util.h"
 
 namespace t3 {
@@ -18,7 +19,7 @@ void end_phase(Program& program, const std::vector<PhaseSpec>& phases, std::size
 }
 
 RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::uint64_t bytes,
-                     std::uint64_t GemmBuffers::*buffer, ElementCode element, T3Ring order,
+                     std::uint64_t GemmBuffers::*buffer, ElementType element, T3Ring order,
                      bool gated) {
   RingOnOutput ring;
   ring.order = order;
@@ -57,7 +58,7 @@ RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::
 }
 
 RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
-                            ElementCode element, T3Ring order, bool gated) {
+                            ElementType element, T3Ring order, bool gated) {
   return ring_on(config, plan, plan.output_bytes, &GemmBuffers::c, element, order, gated);
 }
 
@@ -79,7 +80,7 @@ void require_equal_chunks(const SystemConfig& config, const GemmShape& shape) {
 }
 
 void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint64_t buffer,
-                       std::uint64_t bytes, ElementCode element, const std::string& what, int sign,
+                       std::uint64_t bytes, ElementType element, const std::string& what, int sign,
                        std::uint32_t tags_per_chunk) {
   if (!plan.rotation_refused.empty()) return;
   const auto n = static_cast<std::uint64_t>(config.gpus);
@@ -95,11 +96,11 @@ void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint
   plan.rotation.bands.push_back({buffer - hbm_base(config, 0), bytes / n, sign, 0, tags_per_chunk});
 }
 
-void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
                    int sign, std::uint32_t tags_per_chunk) {
   const std::uint64_t offset = plan.gemm.gpus.front().buffers.c - hbm_base(config, 0);
   for (int g = 0; g < config.gpus; ++g) {
-    if (plan.gemm.gpus[static_cast<std::size_t>(g)].buffers.c - hbm_base(config, g) != offset) {
+    if (plan.gemm.gpus[to_size(g)].buffers.c - hbm_base(config, g) != offset) {
       throw std::logic_error("scenario: GPU " + std::to_string(g) +
                              "'s output is not at GPU 0's offset, so GPUs are not rotations of "
                              "one another");

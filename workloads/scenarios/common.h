@@ -33,10 +33,10 @@ struct RingOnOutput {
 // The SM ring collective in place on every GPU's `buffer` (C, or A for an all-gathered input) of
 // `bytes`.
 RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::uint64_t bytes,
-                     std::uint64_t GemmBuffers::*buffer, ElementCode element, T3Ring order,
+                     std::uint64_t GemmBuffers::*buffer, ElementType element, T3Ring order,
                      bool gated);
 RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
-                            ElementCode element, T3Ring order, bool gated = false);
+                            ElementType element, T3Ring order, bool gated = false);
 
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
                  std::uint32_t sequence);
@@ -48,12 +48,12 @@ void require_equal_chunks(const SystemConfig& config, const GemmShape& shape);
 // `tags_per_chunk` tracking tags each. Buffers whose elements do not split into n equal chunks
 // (chunk_range) leave the plan without a rotation: GPU g's chunks are then not GPU 0's moved.
 void add_rotation_band(const SystemConfig& config, ScenarioPlan& plan, std::uint64_t buffer,
-                       std::uint64_t bytes, ElementCode element, const std::string& what,
+                       std::uint64_t bytes, ElementType element, const std::string& what,
                        int sign = 1, std::uint32_t tags_per_chunk = 0);
 
 // C lies at the same offset of every GPU's window in n equal chunks (require_equal_chunks), so
 // GPU g's chunk positions are GPU 0's moved by g: one band.
-void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementCode out_element,
+void rotate_output(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
                    int sign, std::uint32_t tags_per_chunk);
 
 // C itself, one band.

@@ -8,7 +8,7 @@
 namespace t3 {
 
 void plan_ideal_rs_nmc(const SystemConfig& config, const GemmShape& /*shape*/, ScenarioPlan& plan,
-                       ElementCode /*element*/, ElementCode out_element) {
+                       ElementType /*element*/, ElementType out_element) {
   DmaCollectiveSpec spec;
   plan.direct = direct_collective(config);
   spec.pattern = plan.direct ? DmaPattern::Direct : DmaPattern::Ring;

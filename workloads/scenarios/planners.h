@@ -16,41 +16,41 @@ namespace t3 {
 
 // A scenario on a sublayer that reduce-scatters its GEMM's output.
 using ReducedOutputPlanner = void (*)(const SystemConfig& config, const GemmShape& shape,
-                                      ScenarioPlan& plan, ElementCode element,
-                                      ElementCode out_element);
+                                      ScenarioPlan& plan, ElementType element,
+                                      ElementType out_element);
 // A scenario on a sublayer that all-gathers its GEMM's input A (ScenarioPlan::gathers_input).
 using GatheredInputPlanner = void (*)(const SystemConfig& config, ScenarioPlan& plan,
-                                      ElementCode element);
+                                      ElementType element);
 
 // sequential.cpp: sequential, and ideal (the same programs; experiments/ combines their phases).
 void plan_sequential(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-                     ElementCode element, ElementCode out_element);
-void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, ElementCode element);
+                     ElementType element, ElementType out_element);
+void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, ElementType element);
 // GEMM, then `reduce_scatter` (one program per GPU; empty: the SM ring's), then the SM ring
 // all-gather. `tags_per_chunk`: the tracking tags the reduce-scatter gives each chunk of C.
 void plan_gemm_then_collectives(const SystemConfig& config, ScenarioPlan& plan,
-                                ElementCode out_element, const std::vector<Program>& reduce_scatter,
+                                ElementType out_element, const std::vector<Program>& reduce_scatter,
                                 std::uint32_t tags_per_chunk);
 
 // t3.cpp: t3 and t3-mca (the same programs under another hbm.arbitration).
 void plan_t3(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-             ElementCode element, ElementCode out_element);
+             ElementType element, ElementType out_element);
 
 // ideal_rs_nmc.cpp
 void plan_ideal_rs_nmc(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-                       ElementCode element, ElementCode out_element);
+                       ElementType element, ElementType out_element);
 
 // slicing.cpp
 void plan_slicing(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-                  ElementCode element, ElementCode out_element);
+                  ElementType element, ElementType out_element);
 
 // commfuse.cpp
 void plan_commfuse(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-                   ElementCode element, ElementCode out_element);
+                   ElementType element, ElementType out_element);
 // Whether commfuse's programs are rotations of GPU 0's on `config` (not with the copy engine).
 bool commfuse_rotation_invariant(const SystemConfig& config);
 
 // commfuse_ag.cpp
-void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementCode element);
+void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementType element);
 
 }  // namespace t3

@@ -1,13 +1,14 @@
 // sequential (and ideal, which runs its programs): the GEMM, then the ring reduce-scatter on the
 // SMs, then the ring all-gather on the SMs. On a sublayer that all-gathers its input: the ring
 // all-gather of A, then the whole GEMM.
+#include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
 
 namespace t3 {
 
 void plan_gemm_then_collectives(const SystemConfig& config, ScenarioPlan& plan,
-                                ElementCode out_element, const std::vector<Program>& reduce_scatter,
+                                ElementType out_element, const std::vector<Program>& reduce_scatter,
                                 std::uint32_t tags_per_chunk) {
   plan.phases = {{"gemm", PhaseKind::Gemm},
                  {"reduce_scatter", PhaseKind::ReduceScatter},
@@ -17,10 +18,10 @@ void plan_gemm_then_collectives(const SystemConfig& config, ScenarioPlan& plan,
   for (int g = 0; g < config.gpus; ++g) {
     Program program;
     program.commands.push_back(barrier(kStartBarrier, "start"));
-    append_gemm(program, plan.gemm.gpus[static_cast<std::size_t>(g)].launch);
+    append_gemm(program, plan.gemm.gpus[to_size(g)].launch);
     end_phase(program, plan.phases, 0);
     if (!reduce_scatter.empty()) {
-      const auto& commands = reduce_scatter[static_cast<std::size_t>(g)].commands;
+      const auto& commands = reduce_scatter[to_size(g)].commands;
       program.commands.insert(program.commands.end(), commands.begin(), commands.end());
     } else {
       append_ring(program, ring, g, CollectiveOp::ReduceScatter, 1);
@@ -35,12 +36,12 @@ void plan_gemm_then_collectives(const SystemConfig& config, ScenarioPlan& plan,
 }
 
 void plan_sequential(const SystemConfig& config, const GemmShape& /*shape*/, ScenarioPlan& plan,
-                     ElementCode /*element*/, ElementCode out_element) {
+                     ElementType /*element*/, ElementType out_element) {
   plan_gemm_then_collectives(config, plan, out_element, {}, 0);
 }
 
 // Sequential for an all-gathered input: the ring all-gather of A, then the whole GEMM.
-void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, ElementCode element) {
+void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, ElementType element) {
   const int n = static_cast<int>(config.gpus);
   plan.phases = {{"all_gather", PhaseKind::AllGather}, {"gemm", PhaseKind::Gemm}};
   const RingOnOutput ring = ring_on(config, plan, plan.gemm.gpus.front().buffers.a_bytes,
@@ -50,7 +51,7 @@ void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, El
     program.commands.push_back(barrier(kStartBarrier, "start"));
     append_ring(program, ring, g, CollectiveOp::AllGather, 1);
     end_phase(program, plan.phases, 0);
-    append_gemm(program, plan.gemm.gpus[static_cast<std::size_t>(g)].launch);
+    append_gemm(program, plan.gemm.gpus[to_size(g)].launch);
     end_phase(program, plan.phases, 1);
     plan.programs.push_back(std::move(program));
     plan.owned_chunks.push_back(owner_chunk(g, n));

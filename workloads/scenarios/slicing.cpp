@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
 
@@ -11,7 +12,7 @@ namespace t3 {
 // all-gather of each band. Each band has its own buffer with its ring FIFO after it (the FIFO
 // follows the buffer, protocol/ring.h), from where C starts.
 void plan_slicing(const SystemConfig& config, const GemmShape& /*shape*/, ScenarioPlan& plan,
-                  ElementCode /*element*/, ElementCode out_element) {
+                  ElementType /*element*/, ElementType out_element) {
   const int n = static_cast<int>(config.gpus);
   const GemmShape& shape = plan.gemm.shape;
   const std::int64_t slices = n * config.workload.split;
@@ -50,13 +51,13 @@ void plan_slicing(const SystemConfig& config, const GemmShape& /*shape*/, Scenar
 
   const auto sequence = [](std::int64_t k) { return static_cast<std::uint32_t>(k + 1); };
   for (int g = 0; g < n; ++g) {
-    const GemmLaunch& whole = plan.gemm.gpus[static_cast<std::size_t>(g)].launch;
+    const GemmLaunch& whole = plan.gemm.gpus[to_size(g)].launch;
     const auto band_gemm = [&](std::int64_t i) {
-      return row_band(whole, band_shape, i, plan.bands[static_cast<std::size_t>(i)].address[g],
+      return row_band(whole, band_shape, i, plan.bands[to_size(i)].address[g],
                       "slice " + std::to_string(i) + " gemm");
     };
     const auto band_ring = [&](std::int64_t i, CollectiveOp op, std::uint32_t seq, int queue) {
-      CollectiveLaunch launch = ring_launch(layouts[static_cast<std::size_t>(i)], spec, g, op, seq);
+      CollectiveLaunch launch = ring_launch(layouts[to_size(i)], spec, g, op, seq);
       launch.label = "slice " + std::to_string(i) +
                      (op == CollectiveOp::ReduceScatter ? " reduce-scatter" : " all-gather");
       launch.queue = queue;

@@ -2,6 +2,7 @@
 // updates), then the ring all-gather on the SMs. The two differ only in hbm.arbitration (the
 // table in scenario.cpp forces fcfs or mca).
 #include "config/config_io.h"
+#include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
 #include "workloads/t3_plan.h"
@@ -9,7 +10,7 @@
 namespace t3 {
 
 void plan_t3(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-             ElementCode element, ElementCode out_element) {
+             ElementType element, ElementType out_element) {
   plan.phases = {{"gemm_rs", PhaseKind::GemmReduceScatter}, {"all_gather", PhaseKind::AllGather}};
   const T3GemmRsPlan fused =
       plan_t3_gemm_rs(config, shape, element, out_element, direct_collective(config));
@@ -18,7 +19,7 @@ void plan_t3(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& p
   const RingOnOutput ring = ring_on_output(config, plan, out_element, fused.ring);
   std::vector<Program> programs = fused.programs();
   for (int g = 0; g < config.gpus; ++g) {
-    Program& program = programs[static_cast<std::size_t>(g)];
+    Program& program = programs[to_size(g)];
     // The tracker's regions are set up before the clock starts, as a library configures them
     // once per buffer.
     const auto setup = static_cast<std::ptrdiff_t>(fused.tracker_setup[g].size());

@@ -25,7 +25,7 @@ bool DirectAlgorithm::run(ChannelOps& sm, RingChannel& c) const {
     }
   }
   T3Extension remote_read = c.flag_read;  // Communication, Uncached
-  remote_read.element = k.element_type();
+  remote_read.element = k.element;
   for (std::int64_t slice = 0; slice < c.slices; ++slice) {
     if (c.reduce_scatter) {
       const int chunk = owner_chunk(k.rank, n);
