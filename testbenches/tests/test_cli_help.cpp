@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,11 +21,13 @@ const std::string kDir = T3SIM_TEST_BINARY_DIR;
 
 // How one command is exercised: `context` is passed on every run (option -> its words), each
 // listed option is then given as `samples` says (words that follow it, companions included),
-// replacing its own context entry. A run must exit `exit_code` (0 unless `exit_codes` says).
+// replacing its own context entry and those `replaces` names for it (--shape takes the place of
+// --model, --sublayer and --tokens). A run must exit `exit_code` (0 unless `exit_codes` says).
 struct CommandSamples {
   std::map<std::string, std::string> context;
   std::map<std::string, std::string> samples;
   std::map<std::string, int> exit_codes;
+  std::map<std::string, std::set<std::string>> replaces;
 };
 
 // The long options a help text lists: its lines "  --name ..." or "  -h [ --help ] ...".
@@ -43,8 +46,11 @@ std::vector<std::string> listed_options(const std::string& help) {
 std::string command_line(const std::string& command, const CommandSamples& samples,
                          const std::string& option) {
   std::string line = command;
+  const auto replaced = samples.replaces.find(option);
   for (const auto& [name, words] : samples.context) {
-    if (name != option) line += " --" + name + (words.empty() ? "" : " " + words);
+    if (name == option) continue;
+    if (replaced != samples.replaces.end() && replaced->second.count(name)) continue;
+    line += " --" + name + (words.empty() ? "" : " " + words);
   }
   const std::string& words = samples.samples.at(option);
   return line + " --" + option + (words.empty() ? "" : " " + words);
@@ -93,6 +99,10 @@ const std::map<std::string, std::string> kWorkload = {{"model", "bert-large"},
                                                       {"tokens", "256"},
                                                       {"set", "gemm.tile_m=64"}};
 
+// --shape M,N,K stands for the model's sublayer at its token count.
+const std::map<std::string, std::set<std::string>> kShapeReplaces = {
+    {"shape", {"model", "sublayer", "tokens"}}};
+
 // The samples of the workload options and --set (which keeps the workload's tile size).
 std::map<std::string, std::string> workload_samples(const std::string& json) {
   return with(system_samples(4), {{"set", "gemm.tile_m=64 --set sim.seed=2"},
@@ -100,6 +110,7 @@ std::map<std::string, std::string> workload_samples(const std::string& json) {
                                   {"sublayer", "op"},
                                   {"tokens", "256"},
                                   {"functional", ""},
+                                  {"shape", "256,1024,256"},
                                   {"json", file(json)}});
 }
 
@@ -108,6 +119,7 @@ std::map<std::string, std::string> workload_samples(const std::string& json) {
 TEST_CASE("run --help lists only options run accepts", "[cli][help]") {
   CommandSamples samples;
   samples.context = with(kWorkload, {{"scenario", "sequential"}});
+  samples.replaces = kShapeReplaces;
   samples.samples = with(workload_samples("help-run.json"), {{"scenario", "t3"},
                                                              {"trace", file("help-run.trace.json")},
                                                              {"vcd", file("help-run.vcd")},
@@ -118,6 +130,7 @@ TEST_CASE("run --help lists only options run accepts", "[cli][help]") {
 TEST_CASE("compare --help lists only options compare accepts", "[cli][help]") {
   CommandSamples samples;
   samples.context = with(kWorkload, {{"scenarios", "t3"}});
+  samples.replaces = kShapeReplaces;
   samples.samples =
       with(workload_samples("help-compare.json"), {{"scenarios", "t3,t3-mca"}, {"jobs", "1"}});
   check_help("compare", samples);
@@ -166,7 +179,8 @@ TEST_CASE("model --help lists only options model accepts", "[cli][help]") {
 TEST_CASE("gemm --help lists only options gemm accepts", "[cli][help]") {
   CommandSamples samples;
   samples.context = kWorkload;
-  samples.samples = workload_samples("help-gemm.json");
+  samples.replaces = kShapeReplaces;
+  samples.samples = with(workload_samples("help-gemm.json"), {{"group", ""}});
   check_help("gemm", samples);
 }
 
