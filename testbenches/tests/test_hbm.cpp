@@ -17,6 +17,8 @@
 #include <tlm>
 
 #include "models/hbm/memory_controller.h"
+#include "models/hbm/policy/fcfs.h"
+#include "models/hbm/policy/priority.h"
 #include "tlm_interconnect/element.h"
 
 using namespace t3;

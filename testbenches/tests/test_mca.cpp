@@ -17,8 +17,8 @@
 #include <systemc>
 #include <tlm>
 
-#include "models/hbm/arbitration.h"
 #include "models/hbm/memory_controller.h"
+#include "models/hbm/policy/mca.h"
 
 using namespace t3;
 using sc_core::SC_NS;
