@@ -195,6 +195,7 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
     return RingRoute{stride, next.buffer, next.flags, prev.flags};
   };
   const RingRoute first = route(spec.direct ? 1 : spec.ring_strides.front());
+  // One line a launch field, from the spec and this rank's layout.
   CollectiveLaunch launch;
   launch.op = op;
   launch.ranks = spec.ranks;

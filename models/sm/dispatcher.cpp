@@ -57,6 +57,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     coll(offset, reg + "_LO", doc + ", bits 31:0");
     coll(offset + 4, reg + "_HI", doc + ", bits 63:32");
   };
+  // The register map, one line a register: alike in shape by nature, each names its own field.
   Queue& first = queues_[0];
   ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", first.status);
   ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", first.error);
@@ -142,6 +143,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     coll64(ring_register(i, kRingPrevFlagsLow), reg + "PREV_FLAGS",
            ring + "previous GPU's (rank r - stride) flag area base");
   }
+  // The register map, one line a register: alike in shape by nature, each names its own field.
   rw64(kStreamSrcLow, "STREAM_SRC", "stream: input base address", d.src);
   rw64(kStreamReadBytesLow, "STREAM_READ_BYTES", "stream: input bytes", d.read_bytes);
   rw64(kStreamDstLow, "STREAM_DST", "stream: output base address", d.dst);
@@ -366,6 +368,7 @@ LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
       (d.write_bytes > 0 && !mapped_bytes(d.dst, d.write_bytes, false))) {
     return kUnmappedBuffer;
   }
+  // Copies the descriptor's stream fields into the kernel, one line a field.
   kernel.kind = kStream;
   StreamKernel& k = kernel.stream;
   k.src = d.src;
