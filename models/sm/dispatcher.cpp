@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/sm/sm.h"
+#include "protocol/collective_fields.h"
 #include "protocol/to_size.h"
 
 namespace t3 {
@@ -260,15 +261,12 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
     return error.kind() == CollectiveDecodeError::Kind::UnknownCode ? kBadKernel : kBadCollective;
   }
   if (c.bytes == 0 || c.channels == 0) return kZeroSize;
-  const ElementType element = c.element;
-  const std::uint64_t eb = element_bytes(element);
-  // Any whole number of elements: chunks and channel ranges may be uneven or empty (ring.h).
-  if (c.ranks < 2 || c.ranks > static_cast<int>(kMaxRanks) || c.rank < 0 || c.rank >= c.ranks ||
-      c.channels < 0 || c.channels > static_cast<int>(kMaxChannels) || c.bytes % eb != 0 ||
-      c.slice_bytes == 0 || c.slice_bytes % 4 != 0 || c.fifo_depth == 0 || c.sequence == 0 ||
-      c.poll_ns == 0) {
-    return kBadCollective;
-  }
+  const std::uint64_t eb = element_bytes(c.element);
+  // The host's planner checks the same field limits (protocol/collective_fields.h).
+  const bool fields_valid = collective_field_problem(c.ranks, c.channels, c.bytes, c.element,
+                                                     c.slice_bytes, c.fifo_depth, c.poll_ns)
+                                .empty();
+  if (!fields_valid || c.rank < 0 || c.rank >= c.ranks || c.sequence == 0) return kBadCollective;
   // Every send of a channel is counted in the 32 bits of a flag. The buffer must lie in one HBM
   // window (checked below), so its element count fits an int64 here.
   const auto elements =
