@@ -195,12 +195,11 @@ int bandwidth_command(const std::vector<std::string>& args) {
       "access-bytes", po::value<std::uint32_t>(),
       "with --pattern: bytes per access (default 65536, random 4096)");
   const auto values = parse(args, options);
-  if (values.count("help")) {
-    std::cout
-        << "usage: t3sim bandwidth [OPTIONS]\nStreams traffic through GPU 0's HBM and (with 2 GPUs "
-           "or more) to GPU 1's HBM across\nthe link, and sets each measured rate beside "
-           "the configured one; with --pattern,\ncharacterises GPU 0's HBM alone.\n"
-        << options;
+  if (print_help_if_asked(
+          values, options,
+          "usage: t3sim bandwidth [OPTIONS]\nStreams traffic through GPU 0's HBM and (with 2 GPUs "
+          "or more) to GPU 1's HBM across\nthe link, and sets each measured rate beside "
+          "the configured one; with --pattern,\ncharacterises GPU 0's HBM alone.\n")) {
     return 0;
   }
   const SystemConfig config = system_from(values);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 
 #include "config/config_io.h"
 #include "config/suggestion.h"
@@ -72,6 +73,13 @@ po::variables_map parse(const std::vector<std::string>& args,
   }
   if (options.count("json")) check_output(options["json"].as<std::string>(), "--json");
   return options;
+}
+
+bool print_help_if_asked(const po::variables_map& values, const po::options_description& options,
+                         const std::string& usage) {
+  if (!values.count("help")) return false;
+  std::cout << usage << options;
+  return true;
 }
 
 std::vector<Scenario> parse_scenarios(const std::string& list, const std::string& option) {

@@ -31,6 +31,10 @@ SystemConfig system_from(const po::variables_map& options);
 // Parses `args` against `description`; no positional arguments are accepted.
 po::variables_map parse(const std::vector<std::string>& args,
                         const po::options_description& description);
+// If --help was given, prints `usage` (the command's usage line and what it does) then
+// `options`, and returns true: the command then exits 0 without running.
+bool print_help_if_asked(const po::variables_map& values, const po::options_description& options,
+                         const std::string& usage);
 
 // Throws UsageError if `path` (given with `option`) cannot be an output file: a directory, or in a
 // directory that does not exist. Checked before a run, so a typo does not cost the run.

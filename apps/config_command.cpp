@@ -10,11 +10,11 @@ int config_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
   options.add_options()("table", "print every parameter with unit, default and range (Markdown)");
   const auto values = parse(args, options);
-  if (values.count("help")) {
-    std::cout << "usage: t3sim config [OPTIONS]\nPrints the effective configuration as JSON "
-                 "(--system with --tp and every --set\napplied), or with --table every parameter "
-                 "with its unit, default and range.\n"
-              << options;
+  if (print_help_if_asked(
+          values, options,
+          "usage: t3sim config [OPTIONS]\nPrints the effective configuration as JSON "
+          "(--system with --tp and every --set\napplied), or with --table every parameter "
+          "with its unit, default and range.\n")) {
     return 0;
   }
   const SystemConfig config = system_from(values);

@@ -108,14 +108,13 @@ int gemm_command(const std::vector<std::string>& args) {
                      "one GPU, which runs exactly as it would beside the others");
   options.add(gemm);
   const auto values = parse(args, options);
-  if (values.count("help")) {
-    std::cout
-        << "usage: t3sim gemm [OPTIONS]\nRuns the GEMM one GPU of a TP group of --tp GPUs runs "
-           "for a sublayer (or a --shape), alone,\nand reports its kernel time, throughput, "
-           "DRAM traffic and L2 hit rate. It simulates one GPU:\na GEMM alone exchanges nothing "
-           "with the other GPUs, so every figure is that GPU's (per GPU);\n--group simulates "
-           "every GPU of the group at once and reports group totals.\n"
-        << options;
+  if (print_help_if_asked(
+          values, options,
+          "usage: t3sim gemm [OPTIONS]\nRuns the GEMM one GPU of a TP group of --tp GPUs runs "
+          "for a sublayer (or a --shape), alone,\nand reports its kernel time, throughput, "
+          "DRAM traffic and L2 hit rate. It simulates one GPU:\na GEMM alone exchanges nothing "
+          "with the other GPUs, so every figure is that GPU's (per GPU);\n--group simulates "
+          "every GPU of the group at once and reports group totals.\n")) {
     return 0;
   }
   const SystemConfig config = workload_system(values);

@@ -138,12 +138,12 @@ int model_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
   options.add(model_options());
   const auto values = parse(args, options);
-  if (values.count("help")) {
-    std::cout << "usage: t3sim model --model NAME --tp N [OPTIONS]\nRuns one transformer layer "
-                 "kernel by kernel on the simulated group, forward and\nbackward (training) or "
-                 "forward (inference), and reports its time by kernel class,\nthe model's time "
-                 "and each scenario's end-to-end speedup over sequential.\n"
-              << options;
+  if (print_help_if_asked(
+          values, options,
+          "usage: t3sim model --model NAME --tp N [OPTIONS]\nRuns one transformer layer "
+          "kernel by kernel on the simulated group, forward and\nbackward (training) or "
+          "forward (inference), and reports its time by kernel class,\nthe model's time "
+          "and each scenario's end-to-end speedup over sequential.\n")) {
     return 0;
   }
   const ModelRequest request = model_request(values);

@@ -173,12 +173,12 @@ int run_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
   options.add(workload_options()).add(scenario_options(true));
   const auto values = parse(args, options);
-  if (values.count("help")) {
-    std::cout << "usage: t3sim run [OPTIONS]\nRuns one sublayer under one scenario on the group "
-                 "(every GPU simulated, or GPU 0\nstanding for all with --set "
-                 "sim.symmetry=rotational) and reports its time, phases,\ndata movement and "
-                 "speedup over sequential.\n"
-              << options;
+  if (print_help_if_asked(
+          values, options,
+          "usage: t3sim run [OPTIONS]\nRuns one sublayer under one scenario on the group "
+          "(every GPU simulated, or GPU 0\nstanding for all with --set "
+          "sim.symmetry=rotational) and reports its time, phases,\ndata movement and "
+          "speedup over sequential.\n")) {
     return 0;
   }
   ScenarioJob job = workload_job(values);
@@ -201,11 +201,11 @@ int compare_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
   options.add(workload_options()).add(scenario_options(false));
   const auto values = parse(args, options);
-  if (values.count("help")) {
-    std::cout << "usage: t3sim compare [OPTIONS]\nRuns one sublayer under every scenario "
-                 "--scenarios names and prints them side by side;\nsequential always runs too "
-                 "(named or not), since every speedup is measured against it.\n"
-              << options;
+  if (print_help_if_asked(
+          values, options,
+          "usage: t3sim compare [OPTIONS]\nRuns one sublayer under every scenario "
+          "--scenarios names and prints them side by side;\nsequential always runs too "
+          "(named or not), since every speedup is measured against it.\n")) {
     return 0;
   }
   const ScenarioJob job = workload_job(values);

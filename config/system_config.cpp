@@ -26,6 +26,7 @@ void visit_enum(ParamVisitor& visitor, const std::string& path, E& value,
 
 }  // namespace
 
+// The parameter table, one visit a key: its lines are alike in shape, each names its own key.
 void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("name", c.name, {"", "label of this system, written into results", 0, 0});
   v.visit("gpus", c.gpus, {"", "GPUs in the tensor-parallel group", 1, 64});

@@ -71,10 +71,8 @@ void write_summary(const std::string& path, const ModelSuite& suite, const std::
   std::ofstream out = open_summary(path, suite.name, system);
   out << "End-to-end: one transformer layer run kernel by kernel (each kernel a simulation of its "
          "own; the all-reduced GEMMs as their scenario's sublayer runs), the model = layers x the "
-         "layer. Speedup = sequential model time / scenario model time. Geomean and max are over "
-         "the rows of each table. Every figure is measured by this sweep; none is a published "
-         "one.\n\n"
-      << "Simulated: "
+         "layer. Speedup = sequential model time / scenario model time. "
+      << kSummaryFiguresNote << "Simulated: "
       << (documents.empty() || documents.front().value("symmetry", "none") == "rotational"
               ? "sublayer runs on one GPU under rotational symmetry (`sim.symmetry`); other "
                 "kernels on one GPU (they do not communicate)"

@@ -22,4 +22,10 @@ std::string max_cells(const std::vector<std::vector<double>>& columns);
 std::ofstream open_summary(const std::string& path, const std::string& suite,
                            const std::string& system);
 
+// Ends every summary's opening paragraph: what the geomean and max rows cover, and that every
+// figure comes from the sweep itself.
+constexpr const char* kSummaryFiguresNote =
+    "Geomean and max are over the rows of each table. Every figure is measured by this sweep; none "
+    "is a published one.\n\n";
+
 }  // namespace t3

@@ -278,9 +278,7 @@ void write_summary(const std::string& path, const Suite& suite, const std::strin
   std::ofstream out = open_summary(path, suite.name, system);
   out << "Speedup = sequential time / scenario time. DRAM = reduction of the bytes read, written "
          "and updated in HBM by all GPUs, against sequential (positive: less data moved). "
-         "Geomean and max are over the rows of each table. Every figure is measured by this "
-         "sweep; none is a published one.\n\n"
-      << "Simulated: " << simulation_mode(results) << ".\n\n";
+      << kSummaryFiguresNote << "Simulated: " << simulation_mode(results) << ".\n\n";
   if (!missing.empty()) {
     out << "**Partial sweep**: " << missing.size()
         << " workloads of the suite have no results yet and are left out of every table:\n\n";

@@ -146,6 +146,7 @@ CollectiveDescriptor from_registers(const RegisterRead& read) {
                                 "COLL_ELEMENT = " + std::to_string(element) +
                                     ": no element type has this code (0 fp32, 1 fp16, 2 bf16)");
   }
+  // One field a register: the decode mirrors the register map line by line.
   c.element = element_from_code(element);
   c.ranks = signed_value(d::kCollRanks);
   c.rank = signed_value(d::kCollRank);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "config/config_io.h"
+#include "protocol/collective_fields.h"
 #include "protocol/mmio_map.h"
 #include "protocol/to_size.h"
 #include "workloads/gemm_program.h"
@@ -17,26 +18,9 @@ namespace {
 void check_fields(const std::string& where, int ranks, std::uint64_t bytes, ElementType element,
                   int channels, std::uint32_t slice_bytes, std::uint32_t fifo_depth,
                   std::uint32_t poll_ns) {
-  if (ranks < 2 || ranks > static_cast<int>(dispatcher::kMaxRanks)) {
-    bad_plan(where + "ranks = " + std::to_string(ranks) + " must be in [2, " +
-             std::to_string(dispatcher::kMaxRanks) + "]");
-  }
-  if (channels < 1 || channels > static_cast<int>(dispatcher::kMaxChannels)) {
-    bad_plan(where + "channels = " + std::to_string(channels) + " must be in [1, " +
-             std::to_string(dispatcher::kMaxChannels) + "]");
-  }
-  // Chunks and channel ranges may be uneven or empty (protocol/ring.h): only whole elements count.
-  const std::uint64_t element_bytes = bytes_of(element, 1);
-  if (bytes == 0 || bytes % element_bytes != 0) {
-    bad_plan(where + "bytes = " + std::to_string(bytes) + " must be a positive multiple of the " +
-             std::to_string(element_bytes) + "-byte " + to_string(element) + " element");
-  }
-  if (slice_bytes == 0 || slice_bytes % 4 != 0) {
-    bad_plan(where + "slice_bytes = " + std::to_string(slice_bytes) +
-             " must be a positive multiple of 4");
-  }
-  if (fifo_depth == 0) bad_plan(where + "fifo_depth must be at least 1");
-  if (poll_ns == 0) bad_plan(where + "poll_ns must be at least 1");
+  const std::string problem =
+      collective_field_problem(ranks, channels, bytes, element, slice_bytes, fifo_depth, poll_ns);
+  if (!problem.empty()) bad_plan(where + problem);
 }
 
 // The rings of a ring launch: at most kMaxRings and one per channel, every stride Hamiltonian.
@@ -195,6 +179,7 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
     return RingRoute{stride, next.buffer, next.flags, prev.flags};
   };
   const RingRoute first = route(spec.direct ? 1 : spec.ring_strides.front());
+  // One line a launch field, from the spec and this rank's layout.
   CollectiveLaunch launch;
   launch.op = op;
   launch.ranks = spec.ranks;

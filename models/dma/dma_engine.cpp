@@ -101,6 +101,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& config,
                   std::uint32_t& f) {
       add_rw(descriptor_register(d, offset), reg + field, what + doc, f);
     };
+    // The register map, one line a register: alike in shape by nature, each names its own field.
     rw64(kSrcLow, "SRC", "source (global address)", x.src);
     rw64(kDstLow, "DST", "destination (global address)", x.dst);
     rw64(kSizeLow, "SIZE", "bytes to move", x.size);

@@ -9,6 +9,7 @@ namespace t3 {
 
 class DeviceInfo : public RegisterBlock {
  public:
+  // Register offsets, one line a register (alike in shape with every register map's).
   static constexpr std::uint32_t kMagic = 0x54335349;  // "T3SI"
   static constexpr std::uint64_t kId = 0x00;
   static constexpr std::uint64_t kVersion = 0x04;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/sm/sm.h"
+#include "protocol/collective_fields.h"
 #include "protocol/to_size.h"
 
 namespace t3 {
@@ -57,6 +58,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     coll(offset, reg + "_LO", doc + ", bits 31:0");
     coll(offset + 4, reg + "_HI", doc + ", bits 63:32");
   };
+  // The register map, one line a register: alike in shape by nature, each names its own field.
   Queue& first = queues_[0];
   ro(kStatus, "STATUS", "0 idle, 1 running, 2 done, 3 failed", first.status);
   ro(kError, "ERROR", "LaunchError of the last doorbell (0 none)", first.error);
@@ -142,6 +144,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
     coll64(ring_register(i, kRingPrevFlagsLow), reg + "PREV_FLAGS",
            ring + "previous GPU's (rank r - stride) flag area base");
   }
+  // The register map, one line a register: alike in shape by nature, each names its own field.
   rw64(kStreamSrcLow, "STREAM_SRC", "stream: input base address", d.src);
   rw64(kStreamReadBytesLow, "STREAM_READ_BYTES", "stream: input bytes", d.read_bytes);
   rw64(kStreamDstLow, "STREAM_DST", "stream: output base address", d.dst);
@@ -258,15 +261,12 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
     return error.kind() == CollectiveDecodeError::Kind::UnknownCode ? kBadKernel : kBadCollective;
   }
   if (c.bytes == 0 || c.channels == 0) return kZeroSize;
-  const ElementType element = c.element;
-  const std::uint64_t eb = element_bytes(element);
-  // Any whole number of elements: chunks and channel ranges may be uneven or empty (ring.h).
-  if (c.ranks < 2 || c.ranks > static_cast<int>(kMaxRanks) || c.rank < 0 || c.rank >= c.ranks ||
-      c.channels < 0 || c.channels > static_cast<int>(kMaxChannels) || c.bytes % eb != 0 ||
-      c.slice_bytes == 0 || c.slice_bytes % 4 != 0 || c.fifo_depth == 0 || c.sequence == 0 ||
-      c.poll_ns == 0) {
-    return kBadCollective;
-  }
+  const std::uint64_t eb = element_bytes(c.element);
+  // The host's planner checks the same field limits (protocol/collective_fields.h).
+  const bool fields_valid = collective_field_problem(c.ranks, c.channels, c.bytes, c.element,
+                                                     c.slice_bytes, c.fifo_depth, c.poll_ns)
+                                .empty();
+  if (!fields_valid || c.rank < 0 || c.rank >= c.ranks || c.sequence == 0) return kBadCollective;
   // Every send of a channel is counted in the 32 bits of a flag. The buffer must lie in one HBM
   // window (checked below), so its element count fits an int64 here.
   const auto elements =
@@ -366,6 +366,7 @@ LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
       (d.write_bytes > 0 && !mapped_bytes(d.dst, d.write_bytes, false))) {
     return kUnmappedBuffer;
   }
+  // Copies the descriptor's stream fields into the kernel, one line a field.
   kernel.kind = kStream;
   StreamKernel& k = kernel.stream;
   k.src = d.src;

@@ -104,11 +104,7 @@ void plan_commfuse_copy(const SystemConfig& config, ScenarioPlan& plan, ElementT
     for (int step = 0; step < n; ++step) {
       const int chunk = reduce_scatter_chunk(g, step, n);
       for (std::int64_t part = 0; part < parts; ++part) {
-        const std::int64_t index = chunk * parts + part;
-        GemmLaunch launch =
-            row_band(whole, part_shape, index,
-                     whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
-                     "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm");
+        GemmLaunch launch = chunk_part_band(whole, part_shape, part_bytes, chunk, part, parts);
         launch.wait = false;
         launches.push_back(std::move(launch));
       }
@@ -220,12 +216,7 @@ void plan_commfuse(const SystemConfig& config, const GemmShape& /*shape*/, Scena
     for (int step = 0; step < n; ++step) {
       const int chunk = reduce_scatter_chunk(g, step, n);
       for (std::int64_t part = 0; part < parts; ++part) {
-        const std::int64_t index = chunk * parts + part;
-        append_gemm(
-            program,
-            row_band(whole, part_shape, index,
-                     whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
-                     "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm"));
+        append_gemm(program, chunk_part_band(whole, part_shape, part_bytes, chunk, part, parts));
       }
       write(
           gate, static_cast<std::uint32_t>(step + 1),

@@ -45,11 +45,7 @@ void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementTyp
       }
       for (std::int64_t part = 0; part < parts; ++part) {
         if (!running.empty()) program.commands.push_back(wait_kernel(whole.dispatcher, 0, running));
-        const std::int64_t index = chunk * parts + part;
-        GemmLaunch launch =
-            row_band(whole, part_shape, index,
-                     whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
-                     "chunk " + std::to_string(chunk) + " part " + std::to_string(part) + " gemm");
+        GemmLaunch launch = chunk_part_band(whole, part_shape, part_bytes, chunk, part, parts);
         launch.wait = false;
         append_gemm(program, launch);
         running = launch.label;

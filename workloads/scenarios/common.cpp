@@ -132,6 +132,16 @@ GemmLaunch row_band(const GemmLaunch& whole, const GemmShape& band, std::int64_t
   return launch;
 }
 
+GemmLaunch chunk_part_band(const GemmLaunch& whole, const GemmShape& part_shape,
+                           std::uint64_t part_bytes, int chunk, std::int64_t index_in_chunk,
+                           std::int64_t parts) {
+  const std::int64_t index = chunk * parts + index_in_chunk;
+  return row_band(
+      whole, part_shape, index,
+      whole.outputs.front().base + static_cast<std::uint64_t>(index) * part_bytes,
+      "chunk " + std::to_string(chunk) + " part " + std::to_string(index_in_chunk) + " gemm");
+}
+
 void require_whole_bands(const SystemConfig& config, const GemmShape& shape, const char* scenario,
                          const char* what) {
   const std::int64_t bands = config.gpus * config.workload.split;

@@ -69,6 +69,13 @@ HostCommand comm_queue_first(const GemmLaunch& gemm);
 GemmLaunch row_band(const GemmLaunch& whole, const GemmShape& band, std::int64_t index,
                     std::uint64_t output, const std::string& label);
 
+// The fused scenarios cut each chunk into `parts` row bands of `part_shape` rows; this is band
+// `part` of `chunk`, stored in place in `whole`'s output (bands `part_bytes` apart), labelled for
+// the trace.
+GemmLaunch chunk_part_band(const GemmLaunch& whole, const GemmShape& part_shape,
+                           std::uint64_t part_bytes, int chunk, std::int64_t index_in_chunk,
+                           std::int64_t parts);
+
 // The software-overlap scenarios cut the GEMM into n x workload.split bands of whole tile rows;
 // anything else is refused naming the scenario and the key.
 void require_whole_bands(const SystemConfig& config, const GemmShape& shape, const char* scenario,
