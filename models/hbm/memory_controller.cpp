@@ -16,7 +16,6 @@
 #include "models/hbm/watch_list.h"
 #include "protocol/hex.h"
 #include "protocol/to_size.h"
-#include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
 
 namespace t3 {
