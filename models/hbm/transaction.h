@@ -2,7 +2,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <vector>
 
@@ -10,6 +9,7 @@
 #include <tlm>
 
 #include "config/system_config.h"
+#include "models/common/object_pool.h"
 #include "models/hbm/dram_bank.h"
 #include "models/hbm/request_queue.h"
 #include "tlm_interconnect/memory_events.h"
@@ -70,23 +70,7 @@ struct HbmTransaction {
 };
 
 // Transactions reused once answered: a run allocates as many as were ever in flight at once.
-class TransactionPool {
- public:
-  HbmTransaction& acquire() {
-    if (free_.empty()) {
-      all_.push_back(std::make_unique<HbmTransaction>());
-      return *all_.back();
-    }
-    HbmTransaction* transaction = free_.back();
-    free_.pop_back();
-    return *transaction;
-  }
-  void release(HbmTransaction& transaction) { free_.push_back(&transaction); }
-
- private:
-  std::vector<std::unique_ptr<HbmTransaction>> all_;
-  std::vector<HbmTransaction*> free_;
-};
+using TransactionPool = ObjectPool<HbmTransaction>;
 
 // Where the controller's queues take the parts of an access: cuts [offset, offset + length) of
 // the window at interleave granules, for the simple model into one sub-request per run of granules

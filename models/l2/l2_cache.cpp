@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/object_pool.h"
 #include "models/l2/bank_calendar.h"
 #include "models/l2/data_store.h"
 #include "models/l2/geometry.h"
@@ -588,8 +589,8 @@ struct L2Cache::Impl {
   BankCalendar calendar;
   l2::DataStore store;
   const sc_core::sc_time hit_latency;
-  l2::Pool<Transit> transits;
-  l2::Pool<Access> accesses;
+  ObjectPool<Transit> transits;
+  ObjectPool<Access> accesses;
   std::size_t inside = 0;            // b_transport calls in progress
   std::uint64_t conflict_waits = 0;  // times an access waited for another's memory access
   ErrorLog rejections;               // accesses answered with an error response

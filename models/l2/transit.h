@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include <systemc>
@@ -23,27 +22,6 @@ struct Transit {
   bool retired = false;              // finished; back to the pool once the last waiter has woken
   std::vector<unsigned char> buffer;  // functional: write-back data, fill staging
   tlm::tlm_generic_payload payload;   // the memory request, reused
-};
-
-// Objects handed out last-in first-out and never freed before the pool: a released object
-// keeps its buffers' capacity for the next user.
-template <typename T>
-class Pool {
- public:
-  T& acquire() {
-    if (free_.empty()) {
-      all_.push_back(std::make_unique<T>());
-      return *all_.back();
-    }
-    T* object = free_.back();
-    free_.pop_back();
-    return *object;
-  }
-  void release(T& object) { free_.push_back(&object); }
-
- private:
-  std::vector<std::unique_ptr<T>> all_;
-  std::vector<T*> free_;
 };
 
 }  // namespace t3::l2
