@@ -9,6 +9,7 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "config/dram_timing.h"
 #include "config/suggestion.h"
 #include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
@@ -163,6 +164,15 @@ int characterise(const po::variables_map& values, const SystemConfig& config) {
               100 * measured / peak, 100 * bus_GBps / peak, 100 * row_hit_rate, latency_ns);
   std::printf("\npeak %.1f GB/s; simulated %.3f us in %.2f s of wall time\n", peak,
               sc_core::sc_time_stamp().to_seconds() * 1e6, wall_s);
+  // The bank model's timing may not let any stream reach the pins' rate: say so beside it.
+  const DramPeak reachable = dram_reachable_peak(config.hbm);
+  const bool bank = config.hbm.model == HbmModel::Bank;
+  if (bank) {
+    std::printf("reachable peak %.1f GB/s (%s), tCK %.4f ns\n", reachable.reachable_GBps,
+                reachable.limited_by.empty() ? "the pins' rate"
+                                             : ("capped by " + reachable.limited_by).c_str(),
+                dram_clock_ns(config.hbm));
+  }
   if (values.count("json")) {
     write_json(values["json"].as<std::string>(),
                {{"job", "bandwidth"},
@@ -173,6 +183,8 @@ int characterise(const po::variables_map& values, const SystemConfig& config) {
                 {"time_ns", (result.end - result.start).to_seconds() * 1e9},
                 {"measured_GBps", measured},
                 {"peak_GBps", peak},
+                {"reachable_peak_GBps", bank ? reachable.reachable_GBps : peak},
+                {"peak_limited_by", bank ? reachable.limited_by : std::string()},
                 {"fraction_of_peak", measured / peak},
                 {"bus_fraction_of_peak", bus_GBps / peak},
                 {"row_hit_rate", row_hit_rate},
