@@ -79,20 +79,6 @@ TEST_CASE("bandwidth --pattern idle latency follows the timing parameters", "[cl
   CHECK(bank["mean_latency_ns"].get<double>() == Approx(expected).margin(0.5));
 }
 
-TEST_CASE("bandwidth --pattern read reaches 85% of the stated peak at 250, 1000 and 2000 GB/s",
-          "[cli][bank][timing]") {
-  // hbm.bandwidth_GBps sets the pins' rate, hence tCK, hence every timing in clocks: the same
-  // part clocked slower or faster reaches the same share of its peak.
-  for (const int GBps : {250, 1000, 2000}) {
-    const nlohmann::json read = pattern("read", "--set hbm.bandwidth_GBps=" + std::to_string(GBps));
-    INFO(GBps << " GB/s: " << read["measured_GBps"]);
-    CHECK(read["peak_GBps"].get<double>() == GBps);
-    CHECK(read["reachable_peak_GBps"].get<double>() == GBps);
-    CHECK(read["peak_limited_by"] == "");
-    CHECK(read["fraction_of_peak"].get<double>() >= 0.85);
-  }
-}
-
 TEST_CASE("bandwidth warns of a timing that caps the peak, naming the key and the reachable peak",
           "[cli][bank][timing]") {
   // tCCD_S of 3 clocks between bursts of 2 clocks: at most two thirds of the pins' rate.
