@@ -1,11 +1,13 @@
 #include "apps/cli.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
 #include "config/config_io.h"
+#include "config/dram_timing.h"
 #include "config/suggestion.h"
 #include "tlm_interconnect/address_map.h"
 
@@ -37,6 +39,9 @@ SystemConfig system_from(const po::variables_map& options) {
   validate(config);
   // Overlapping address windows are refused here, before any simulation process starts.
   AddressMap(config.address_map, static_cast<int>(config.gpus), config.hbm.capacity_bytes).check();
+  // Warned, not refused: a design-space sweep may mean to study a part its timing caps.
+  const std::string capped = dram_peak_warning(config.hbm);
+  if (!capped.empty()) std::fprintf(stderr, "t3sim: warning: %s\n", capped.c_str());
   return config;
 }
 

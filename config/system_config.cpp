@@ -74,7 +74,8 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("hbm.bandwidth_GBps", h.bandwidth_GBps,
           {"GB/s",
            "aggregate peak bandwidth of all channels (1 GB = 1e9 B); for hbm.model = bank it "
-           "sets the data rate per pin (bandwidth / (channels x pseudo_channels x bus_bits / 8))",
+           "sets the data rate per pin (bandwidth / (channels x pseudo_channels x bus_bits / 8)), "
+           "hence tCK (two beats a clock) and every hbm.bank.timing.* in ns",
            1e-3, 1e6});
   v.visit("hbm.interleave_bytes", h.interleave_bytes,
           {"byte", "address interleaving granule across channels (power of two)", 32, 1 << 24});
@@ -162,29 +163,31 @@ void describe(SystemConfig& c, ParamVisitor& v) {
       "hbm.bank.controller_latency_ns", b.controller_latency_ns,
       {"ns", "controller, PHY and return-path latency added to the DRAM command timing", 0, 1e6});
   auto& t = b.timing;
-  const auto timing = [&](const char* key, double& value, const char* doc) {
-    v.visit(std::string("hbm.bank.timing.") + key, value, {"ns", doc, 0, 1e6});
+  // Clock counts of tCK = 2 / (data rate per pin); config/dram_timing.h converts them to ns.
+  const auto timing = [&](const char* key, std::int64_t& value, const char* doc) {
+    v.visit(std::string("hbm.bank.timing.") + key, value, {"tCK", doc, 0, 1e7});
   };
-  timing("cl_ns", t.cl_ns, "CL: read command to first data");
-  timing("cwl_ns", t.cwl_ns, "CWL: write command to first data");
-  timing("rcd_rd_ns", t.rcd_rd_ns, "tRCD: activate to read command");
-  timing("rcd_wr_ns", t.rcd_wr_ns, "tRCD: activate to write command");
-  timing("rp_ns", t.rp_ns, "tRP: precharge to activate");
-  timing("ras_ns", t.ras_ns, "tRAS: activate to precharge");
-  timing("rc_ns", t.rc_ns, "tRC: activate to activate in one bank");
-  timing("ccd_s_ns", t.ccd_s_ns, "tCCD_S: column to column, different bank groups");
-  timing("ccd_l_ns", t.ccd_l_ns, "tCCD_L: column to column, same bank group");
-  timing("rrd_s_ns", t.rrd_s_ns, "tRRD_S: activate to activate, different bank groups");
-  timing("rrd_l_ns", t.rrd_l_ns, "tRRD_L: activate to activate, same bank group");
-  timing("faw_ns", t.faw_ns, "tFAW: window in which at most four activates issue");
-  timing("wtr_s_ns", t.wtr_s_ns, "tWTR_S: end of write data to read, different bank groups");
-  timing("wtr_l_ns", t.wtr_l_ns, "tWTR_L: end of write data to read, same bank group");
-  timing("rtw_gap_ns", t.rtw_gap_ns,
-         "read-to-write bus turnaround: end of read data to start of write data");
-  timing("wr_ns", t.wr_ns, "tWR: end of write data to precharge");
-  timing("rtp_ns", t.rtp_ns, "tRTP: read to precharge");
-  timing("refi_ns", t.refi_ns, "tREFI: refresh interval (0: no refresh)");
-  timing("rfc_ns", t.rfc_ns, "tRFC: all-bank refresh cycle time");
+  timing("cl", t.cl, "CL (memspec RL): read command to first data");
+  timing("cwl", t.cwl, "CWL (memspec WL): write command to first data");
+  timing("rcd_rd", t.rcd_rd, "tRCDRD: activate to read command");
+  timing("rcd_wr", t.rcd_wr, "tRCDWR: activate to write command");
+  timing("rp", t.rp, "tRP: precharge to activate");
+  timing("ras", t.ras, "tRAS: activate to precharge");
+  timing("rc", t.rc, "tRC: activate to activate in one bank");
+  timing("ccd_s", t.ccd_s, "tCCD_S: column to column, different bank groups");
+  timing("ccd_l", t.ccd_l, "tCCD_L: column to column, same bank group");
+  timing("rrd_s", t.rrd_s, "tRRD_S: activate to activate, different bank groups");
+  timing("rrd_l", t.rrd_l, "tRRD_L: activate to activate, same bank group");
+  timing("faw", t.faw, "tFAW: window in which at most four activates issue");
+  timing("wtr_s", t.wtr_s, "tWTR_S: end of write data to read, different bank groups");
+  timing("wtr_l", t.wtr_l, "tWTR_L: end of write data to read, same bank group");
+  timing("rtw", t.rtw,
+         "tRTW: read command to write command (the write's data then starts rtw + cwl - cl - "
+         "burst_length / 2 clocks after the read's data ends, at least 0)");
+  timing("wr", t.wr, "tWR: end of write data to precharge");
+  timing("rtp", t.rtp, "tRTP: read to precharge");
+  timing("refi", t.refi, "tREFI: refresh interval (0: no refresh)");
+  timing("rfc", t.rfc, "tRFC: all-bank refresh cycle time");
 
   auto& l = c.link;
   v.visit("link.bandwidth_GBps", l.bandwidth_GBps,

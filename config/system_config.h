@@ -69,29 +69,32 @@ struct McaConfig {
   bool release_urgent = true;     // the gate opens while urgent communication waits
 };
 
-// DRAM command timing of the bank model, in ns. Defaults: Ramulator2's HBM2 2000 Mbps table (tCK =
-// 1 ns, so its cycle counts are ns), docs/calibration.md. The core timings stay fixed in ns when
-// hbm.bandwidth_GBps changes the data rate; the burst's bus time follows the data rate.
+// DRAM command timing of the bank model in clocks of tCK, as memspecs give it (DRAMSys'
+// memtimingspec, Ramulator2's timing presets). tCK follows from the pins' data rate, which
+// hbm.bandwidth_GBps sets (two beats a clock: a burst of burst_length beats takes burst_length / 2
+// clocks), so every timing scales with it: the same part clocked faster. config/dram_timing.h turns
+// the clocks into ns once, at elaboration. Defaults: Ramulator2's HBM2 2 Gb/s table (tCK = 1 ns
+// there), REFERENCES.md section 5 and docs/calibration.md.
 struct DramTimingConfig {
-  double cl_ns = 14;      // read command to first data
-  double cwl_ns = 5;      // write command to first data
-  double rcd_rd_ns = 14;  // activate to read
-  double rcd_wr_ns = 12;  // activate to write
-  double rp_ns = 14;      // precharge to activate
-  double ras_ns = 34;     // activate to precharge
-  double rc_ns = 48;      // activate to activate, same bank
-  double ccd_s_ns = 2;    // column to column, different bank group
-  double ccd_l_ns = 4;    // column to column, same bank group
-  double rrd_s_ns = 4;    // activate to activate, different bank group
-  double rrd_l_ns = 4;    // activate to activate, same bank group
-  double faw_ns = 15;     // window holding at most four activates
-  double wtr_s_ns = 6;    // end of write data to read, different bank group
-  double wtr_l_ns = 8;    // end of write data to read, same bank group
-  double rtw_gap_ns = 2;  // bus turnaround: read data end to write data start
-  double wr_ns = 16;      // end of write data to precharge (write recovery)
-  double rtp_ns = 5;      // read to precharge
-  double refi_ns = 3900;  // refresh interval
-  double rfc_ns = 350;    // refresh cycle time (8 Gb die)
+  std::int64_t cl = 14;      // read command to first data
+  std::int64_t cwl = 5;      // write command to first data
+  std::int64_t rcd_rd = 14;  // activate to read
+  std::int64_t rcd_wr = 12;  // activate to write
+  std::int64_t rp = 14;      // precharge to activate
+  std::int64_t ras = 34;     // activate to precharge
+  std::int64_t rc = 48;      // activate to activate, same bank
+  std::int64_t ccd_s = 2;    // column to column, different bank group
+  std::int64_t ccd_l = 4;    // column to column, same bank group
+  std::int64_t rrd_s = 4;    // activate to activate, different bank group
+  std::int64_t rrd_l = 4;    // activate to activate, same bank group
+  std::int64_t faw = 15;     // window holding at most four activates
+  std::int64_t wtr_s = 6;    // end of write data to read, different bank group
+  std::int64_t wtr_l = 8;    // end of write data to read, same bank group
+  std::int64_t rtw = 13;     // read command to write command (Ramulator2: CL + BL + 2 - CWL)
+  std::int64_t wr = 16;      // end of write data to precharge (write recovery)
+  std::int64_t rtp = 5;      // read to precharge
+  std::int64_t refi = 3900;  // refresh interval
+  std::int64_t rfc = 350;    // refresh cycle time (8 Gb die)
 };
 
 // The bank model keeps per-bank-group scratch on the stack; this bounds hbm.bank.bank_groups.

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "config/dram_timing.h"
 #include "protocol/to_size.h"
 
 namespace t3 {
@@ -138,33 +139,30 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
   burst_shift_ = log2_or_none(static_cast<std::uint64_t>(burst_bytes_));
 }
 
+// The clock counts become ns once, here (config/dram_timing.h), then time-resolution units.
 DramTiming::DramTiming(const HbmConfig& config, double units_per_ns) {
-  const DramTimingConfig& c = config.bank.timing;
-  const double pins_per_channel =
-      static_cast<double>(config.channels * config.bank.pseudo_channels * config.bank.bus_bits);
-  const double gbit_per_pin = config.bandwidth_GBps * 8.0 / pins_per_channel;  // Gb/s = 1/ns
-  const double burst_ns = static_cast<double>(config.bank.burst_length) / gbit_per_pin;
+  const DramTimingNs t = dram_timing_ns(config);
   const auto u = [&](double ns) { return ticks(ns, units_per_ns); };
-  cl = u(c.cl_ns);
-  cwl = u(c.cwl_ns);
-  rcd_rd = u(c.rcd_rd_ns);
-  rcd_wr = u(c.rcd_wr_ns);
-  rp = u(c.rp_ns);
-  ras = u(c.ras_ns);
-  rc = u(c.rc_ns);
-  ccd_s = u(c.ccd_s_ns);
-  ccd_l = u(c.ccd_l_ns);
-  rrd_s = u(c.rrd_s_ns);
-  rrd_l = u(c.rrd_l_ns);
-  faw = u(c.faw_ns);
-  wtr_s = u(c.wtr_s_ns);
-  wtr_l = u(c.wtr_l_ns);
-  rtw_gap = u(c.rtw_gap_ns);
-  wr = u(c.wr_ns);
-  rtp = u(c.rtp_ns);
-  refi = u(c.refi_ns);
-  rfc = u(c.rfc_ns);
-  burst = u(burst_ns);
+  cl = u(t.cl);
+  cwl = u(t.cwl);
+  rcd_rd = u(t.rcd_rd);
+  rcd_wr = u(t.rcd_wr);
+  rp = u(t.rp);
+  ras = u(t.ras);
+  rc = u(t.rc);
+  ccd_s = u(t.ccd_s);
+  ccd_l = u(t.ccd_l);
+  rrd_s = u(t.rrd_s);
+  rrd_l = u(t.rrd_l);
+  faw = u(t.faw);
+  wtr_s = u(t.wtr_s);
+  wtr_l = u(t.wtr_l);
+  rtw_gap = u(t.rtw_gap);
+  wr = u(t.wr);
+  rtp = u(t.rtp);
+  refi = u(t.refi);
+  rfc = u(t.rfc);
+  burst = u(t.burst);
 }
 
 PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,

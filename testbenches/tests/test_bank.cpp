@@ -18,6 +18,8 @@
 #include <systemc>
 #include <tlm>
 
+#include "config/config_io.h"
+#include "config/dram_timing.h"
 #include "models/hbm/dram_bank.h"
 #include "models/hbm/memory_controller.h"
 
@@ -71,7 +73,7 @@ HbmConfig one_pseudo_channel() {
   config.channels = 1;
   config.bank.pseudo_channels = 1;
   config.bandwidth_GBps = 16;
-  config.bank.timing.refi_ns = 0;  // no refresh unless a case asks for it
+  config.bank.timing.refi = 0;  // no refresh unless a case asks for it
   return config;
 }
 
@@ -196,7 +198,7 @@ TEST_CASE("Bank channel statistics follow the address map's channel digit", "[ba
   // rows change first), where granule-modulo interleaving would spread it over every channel.
   HbmConfig config;
   config.bank.address_map = "channel,pseudochannel,bank,column,row";
-  config.bank.timing.refi_ns = 0;
+  config.bank.timing.refi = 0;
   Bench bench("bench", config);
   const DramAddressMap map(config);
   for (std::uint64_t offset : {std::uint64_t{0}, std::uint64_t{256}, std::uint64_t{1} << 20,
@@ -241,7 +243,7 @@ TEST_CASE("Bank geometry errors name the parameter", "[bank][map]") {
 
 TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]") {
   const HbmConfig config = one_pseudo_channel();
-  const DramTimingConfig& t = config.bank.timing;
+  const DramTimingNs t = dram_timing_ns(config);
   const double burst = 2.0;  // 4 beats at 2 Gb/s
   const double controller = config.bank.controller_latency_ns;
   Bench bench("bench", config);
@@ -262,11 +264,11 @@ TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]")
     write_closed = sc_time_stamp() - start;
   });
   sc_core::sc_start();
-  CHECK(closed == ns(t.rcd_rd_ns + t.cl_ns + burst + controller));
-  CHECK(hit == ns(t.cl_ns + burst + controller));
+  CHECK(closed == ns(t.rcd_rd + t.cl + burst + controller));
+  CHECK(hit == ns(t.cl + burst + controller));
   // The conflict's precharge waited for nothing (tRAS and tRTP long past), so it costs tRP + tRCD.
-  CHECK(conflict == ns(t.rp_ns + t.rcd_rd_ns + t.cl_ns + burst + controller));
-  CHECK(write_closed == ns(t.rcd_wr_ns + t.cwl_ns + burst + controller));
+  CHECK(conflict == ns(t.rp + t.rcd_rd + t.cl + burst + controller));
+  CHECK(write_closed == ns(t.rcd_wr + t.cwl + burst + controller));
   const auto report = bench.mc.report();
   CHECK(report["row_hits"] == 1);
   CHECK(report["row_misses"] == 4);
@@ -274,7 +276,7 @@ TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]")
 
 TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
   const HbmConfig config = one_pseudo_channel();
-  const DramTimingConfig& t = config.bank.timing;
+  const DramTimingNs t = dram_timing_ns(config);
   Bench bench("bench", config);
   sc_time second_done;
   // Two reads to different rows of bank 0, both arriving at 0: the second's PRE must wait tRAS
@@ -286,7 +288,7 @@ TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latenc
   });
   sc_core::sc_start();
   CHECK(second_done ==
-        ns(t.ras_ns + t.rp_ns + t.rcd_rd_ns + t.cl_ns + 2.0 + config.bank.controller_latency_ns));
+        ns(t.ras + t.rp + t.rcd_rd + t.cl + 2.0 + config.bank.controller_latency_ns));
 }
 
 namespace {
@@ -486,7 +488,7 @@ TEST_CASE("Bank MCA: held-back writes do not start the write drain", "[bank][sch
 
 TEST_CASE("Bank update is a read, the ALU and a write of the bank", "[bank][nmc]") {
   const HbmConfig config = one_pseudo_channel();
-  const DramTimingConfig& t = config.bank.timing;
+  const DramTimingNs t = dram_timing_ns(config);
   Bench bench("bench", config, SimMode::Functional);
   std::vector<float> base(8, 1.5f), add(8, 2.0f), out(8, 0.0f);
   sc_time update_done, write_done;
@@ -505,8 +507,8 @@ TEST_CASE("Bank update is a read, the ALU and a write of the bank", "[bank][nmc]
   // Row open, turnarounds long past: RD, CL, burst, ALU, then the WR whose data starts as the sum
   // is ready, burst.
   CHECK(update_done ==
-        ns(t.cl_ns + 2.0 + config.nmc_alu_latency_ns + 2.0 + config.bank.controller_latency_ns));
-  CHECK(write_done == ns(t.cwl_ns + 2.0 + config.bank.controller_latency_ns));
+        ns(t.cl + 2.0 + config.nmc_alu_latency_ns + 2.0 + config.bank.controller_latency_ns));
+  CHECK(write_done == ns(t.cwl + 2.0 + config.bank.controller_latency_ns));
 }
 
 TEST_CASE("Bank stream efficiencies: sequential reads near peak, mixes and random below",
@@ -546,7 +548,7 @@ TEST_CASE("Bank stream efficiencies: sequential reads near peak, mixes and rando
 
 TEST_CASE("Bank refresh takes tRFC out of every tREFI", "[bank][refresh]") {
   HbmConfig config = one_pseudo_channel();
-  config.bank.timing.refi_ns = 3900;
+  config.bank.timing.refi = 3900;
   // One pseudo-channel streaming row hits for 40 us: about 10 refreshes, each closing the banks.
   const int per_thread = 320;
   const Stream with =
@@ -560,8 +562,8 @@ TEST_CASE("Bank refresh takes tRFC out of every tREFI", "[bank][refresh]") {
   const auto refreshes = with.report["refreshes"].get<double>();
   CHECK(refreshes >= std::floor(elapsed_us * 1e3 / 3900) - 1);
   CHECK(refreshes <= std::ceil(elapsed_us * 1e3 / 3900) + 1);
-  const DramTimingConfig& t = config.bank.timing;
-  CHECK(with.GBps <= config.bandwidth_GBps * (1 - t.rfc_ns / t.refi_ns));
+  const DramTimingNs t = dram_timing_ns(config);
+  CHECK(with.GBps <= config.bandwidth_GBps * (1 - t.rfc / t.refi));
 }
 
 TEST_CASE("Bank timer: the four-group path times every entry as the any-count path does",
@@ -571,7 +573,7 @@ TEST_CASE("Bank timer: the four-group path times every entry as the any-count pa
   // (hits, conflicts, turnarounds, refreshes, entries of 1 to 8 bursts from any first burst)
   // must give both the same service, entry by entry.
   HbmConfig config = one_pseudo_channel();
-  config.bank.timing.refi_ns = 3900;
+  config.bank.timing.refi = 3900;
   REQUIRE(config.bank.bank_groups == 4);
   const DramTiming timing(config, 1000.0);  // 1 ps units
   PseudoChannelTimer fixed(config, timing, 0), any(config, timing, 0);
@@ -604,4 +606,76 @@ TEST_CASE("Bank timer: the four-group path times every entry as the any-count pa
   CHECK(fixed.refreshes() == any.refreshes());
   CHECK(fixed.refreshes() > 0);
   CHECK(misses > 1000);  // conflicts were exercised, not only hits
+}
+
+TEST_CASE("Bank timing: clocks become ns at the preset's tCK, exactly", "[bank][timing]") {
+  // t3-paper: 1000 GB/s over 32 x 2 x 64 pins is 1.953125 Gb/s per pin, two beats a clock, so
+  // tCK = 1.024 ns and every count of Ramulator2's HBM2 table is 1.024 ns a clock; in the
+  // model's 1 ps units each is a whole number of ps.
+  const HbmConfig config = load_system("t3-paper").hbm;
+  CHECK(dram_clock_ns(config) == Approx(1.024).epsilon(1e-15));
+  const DramTiming t(config, 1000.0);  // 1 ps units
+  CHECK(t.cl == 14336u);               // 14 clocks
+  CHECK(t.cwl == 5120u);               // 5
+  CHECK(t.rcd_rd == 14336u);           // 14
+  CHECK(t.rcd_wr == 12288u);           // 12
+  CHECK(t.rp == 14336u);               // 14
+  CHECK(t.ras == 34816u);              // 34
+  CHECK(t.rc == 49152u);               // 48
+  CHECK(t.ccd_s == 2048u);             // 2
+  CHECK(t.ccd_l == 4096u);             // 4
+  CHECK(t.rrd_s == 4096u);             // 4
+  CHECK(t.rrd_l == 4096u);             // 4
+  CHECK(t.faw == 15360u);              // 15
+  CHECK(t.wtr_s == 6144u);             // 6
+  CHECK(t.wtr_l == 8192u);             // 8
+  CHECK(t.rtw_gap == 2048u);           // rtw 13 + cwl 5 - cl 14 - one burst of 2
+  CHECK(t.wr == 16384u);               // 16
+  CHECK(t.rtp == 5120u);               // 5
+  CHECK(t.refi == 3993600u);           // 3900
+  CHECK(t.rfc == 358400u);             // 350
+  CHECK(t.burst == 2048u);             // 4 beats, 2 clocks
+  // Twice the pins' rate is the same part clocked twice as fast: every timing halves.
+  HbmConfig faster = config;
+  faster.bandwidth_GBps = 2000;
+  const DramTiming f(faster, 1000.0);
+  CHECK(f.cl * 2 == t.cl);
+  CHECK(f.rc * 2 == t.rc);
+  CHECK(f.ccd_s * 2 == t.ccd_s);
+  CHECK(f.burst * 2 == t.burst);
+}
+
+TEST_CASE("Bank timing: the reachable peak names the key that caps it", "[bank][timing]") {
+  HbmConfig config = load_system("t3-paper").hbm;
+  for (const double GBps : {250.0, 1000.0, 2000.0}) {
+    config.bandwidth_GBps = GBps;
+    const DramPeak peak = dram_reachable_peak(config);
+    CHECK(peak.reachable_GBps == GBps);
+    CHECK(peak.limited_by.empty());
+    CHECK(dram_peak_warning(config).empty());
+  }
+  config.bandwidth_GBps = 1000;
+  // tCCD_S of 3 clocks between bursts of 2: two thirds of the pins' rate.
+  config.bank.timing.ccd_s = 3;
+  DramPeak peak = dram_reachable_peak(config);
+  CHECK(peak.limited_by == "hbm.bank.timing.ccd_s");
+  CHECK(peak.reachable_GBps == Approx(1000.0 * 2 / 3));
+  CHECK_THAT(dram_peak_warning(config),
+             Contains("hbm.bank.timing.ccd_s") && Contains("666.7 GB/s"));
+  // tCCD_L of 12 clocks over the 4 bank groups a granule alternates between: 3 clocks a burst.
+  config.bank.timing.ccd_s = 2;
+  config.bank.timing.ccd_l = 12;
+  peak = dram_reachable_peak(config);
+  CHECK(peak.limited_by == "hbm.bank.timing.ccd_l");
+  CHECK(peak.reachable_GBps == Approx(1000.0 * 2 / 3));
+  // tFAW of 512 clocks: 128 clocks an activate, one 1 KiB page each, on 64 pseudo-channels:
+  // 64 x 1024 B / 131.072 ns = 500 GB/s.
+  config.bank.timing.ccd_l = 4;
+  config.bank.timing.faw = 512;
+  peak = dram_reachable_peak(config);
+  CHECK(peak.limited_by == "hbm.bank.timing.faw");
+  CHECK(peak.reachable_GBps == Approx(500.0));
+  // The simple model has no bank timing to warn about.
+  config.model = HbmModel::Simple;
+  CHECK(dram_peak_warning(config).empty());
 }

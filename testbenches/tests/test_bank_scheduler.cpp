@@ -85,7 +85,7 @@ HbmConfig one_pseudo_channel(const std::string& scheduler) {
   config.channels = 1;
   config.bank.pseudo_channels = 1;
   config.bandwidth_GBps = 16;
-  config.bank.timing.refi_ns = 0;
+  config.bank.timing.refi = 0;
   config.bank.scheduler = scheduler;
   return config;
 }

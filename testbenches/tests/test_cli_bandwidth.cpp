@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/config_io.h"
+#include "config/dram_timing.h"
 #include "testbenches/tests/cli_testing.h"
 
 using t3::cli_testing::run_json;
@@ -62,18 +63,35 @@ TEST_CASE("bandwidth --pattern idle latency follows the timing parameters", "[cl
   // be that path plus CL, one burst and the controller's latency, plus tRCD for the fraction of
   // accesses that opened a row. Refresh is off here: an access meeting one waits up to tRFC
   // (test_bank checks refresh on its own).
-  const std::string one = "--streams 1 --access-bytes 32 --set hbm.bank.timing.refi_ns=0";
+  const std::string one = "--streams 1 --access-bytes 32 --set hbm.bank.timing.refi=0";
   const nlohmann::json simple = pattern("read", one + " --set hbm.model=simple");
   const nlohmann::json bank = pattern("read", one);
   const t3::SystemConfig config = t3::load_system("t3-paper");
   const double path = simple["mean_latency_ns"].get<double>() -
                       (config.hbm.latency_ns + 32 / (config.hbm.bandwidth_GBps / 32));
-  const auto& t = config.hbm.bank.timing;
+  const t3::DramTimingNs t = t3::dram_timing_ns(config.hbm);
   const double burst_ns = 4 / (config.hbm.bandwidth_GBps * 8 / (32 * 2 * 64));  // 4 beats
   const double hits = bank["row_hit_rate"].get<double>();
   const double expected =
-      path + t.cl_ns + burst_ns + config.hbm.bank.controller_latency_ns + (1 - hits) * t.rcd_rd_ns;
+      path + t.cl + burst_ns + config.hbm.bank.controller_latency_ns + (1 - hits) * t.rcd_rd;
   INFO("path " << path << " ns, row hits " << hits << ", expected " << expected << " ns");
   CHECK(path >= 0);
   CHECK(bank["mean_latency_ns"].get<double>() == Approx(expected).margin(0.5));
+}
+
+TEST_CASE("bandwidth warns of a timing that caps the peak, naming the key and the reachable peak",
+          "[cli][bank][timing]") {
+  // tCCD_S of 3 clocks between bursts of 2 clocks: at most two thirds of the pins' rate.
+  const std::string args = "bandwidth --pattern read --set hbm.bank.timing.ccd_s=3";
+  const t3::cli_testing::Output out = t3::cli_testing::run_output(args, "bandwidth-capped.log");
+  CHECK(out.exit_code == 0);
+  CHECK_THAT(out.text, Catch::Contains("warning: hbm.bank.timing.ccd_s caps the bank model's peak "
+                                       "at 666.7 GB/s, below hbm.bandwidth_GBps = 1000.0"));
+  CHECK_THAT(out.text, Catch::Contains("reachable peak 666.7 GB/s (capped by "
+                                       "hbm.bank.timing.ccd_s)"));
+  const nlohmann::json read = pattern("read", "--set hbm.bank.timing.ccd_s=3");
+  CHECK(read["reachable_peak_GBps"].get<double>() == Approx(2000.0 / 3));
+  CHECK(read["peak_limited_by"] == "hbm.bank.timing.ccd_s");
+  CHECK(read["measured_GBps"].get<double>() <= read["reachable_peak_GBps"].get<double>());
+  CHECK(read["measured_GBps"].get<double>() >= 0.85 * read["reachable_peak_GBps"].get<double>());
 }

@@ -248,3 +248,19 @@ TEST_CASE("an unknown key suggests the nearest key, within its own section if th
           "file.json: hbm.chanels: unknown key (did you mean 'hbm.channels'?)");
   }
 }
+
+TEST_CASE("DRAM timing keys are clocks: a key in ns is unknown and names its clock key",
+          "[config][suggestion][timing]") {
+  SystemConfig config;
+  // The ns keys the timing once had: each must fail and point at its clock-count successor.
+  for (const std::string key : {"ccd_s", "rcd_rd", "faw", "refi"}) {
+    CHECK(error_of([&] { apply_override(config, "hbm.bank.timing." + key + "_ns=2"); }) ==
+          "--set: hbm.bank.timing." + key + "_ns: unknown key (did you mean 'hbm.bank.timing." +
+              key + "'?)");
+  }
+  apply_override(config, "hbm.bank.timing.ccd_s=3");
+  CHECK(config.hbm.bank.timing.ccd_s == 3);
+  // A count of clocks is a whole number.
+  CHECK_THAT(error_of([&] { apply_override(config, "hbm.bank.timing.cl=14.5"); }),
+             Contains("hbm.bank.timing.cl"));
+}

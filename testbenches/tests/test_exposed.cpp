@@ -63,9 +63,10 @@ TEST_CASE("sequential exposes its collectives, T3 its all-gather and reduce-scat
   const double exposed = sequential.at("exposed_comm_ns");
   CHECK(exposed == Approx(rs + ag));
   // T3: the all-gather is exposed; the fused reduce-scatter only where it outlasts the GEMM,
-  // which takes at least as long as it does alone.
+  // which takes at least as long as it does alone (here it does not: the fused phase ends with
+  // the GEMM, so the all-gather alone is exposed).
   const double t3_exposed = t3.at("exposed_comm_ns");
-  CHECK(t3_exposed > phase(t3, "all_gather"));
+  CHECK(t3_exposed >= Approx(phase(t3, "all_gather")));
   CHECK(t3_exposed <= phase(t3, "all_gather") + phase(t3, "gemm_rs") - phase(sequential, "gemm"));
   CHECK(t3_exposed < exposed);
   // Ideal: what of the reduce-scatter outlasts the GEMM, and the all-gather.
