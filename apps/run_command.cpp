@@ -146,25 +146,31 @@ std::string phase_us(const nlohmann::json& result, const std::string& name) {
 // `gathers`: the sublayer all-gathers its input, and the fused column shows ag_gemm.
 void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
   const double sequential_bytes = results.front()["dram_bytes"]["total"].get<double>();
-  std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s\n", "scenario", "time", "speedup",
-              "gemm", "rs", gathers ? "ag+gemm" : "gemm+rs", "ag", "exposed", "DRAM", "DRAM");
-  std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s\n", "", "us", "x seq", "us", "us",
-              "us", "us", "us", "MB", "saved");
+  const double sequential_energy = results.front()["energy"]["total"].get<double>();
+  std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "scenario", "time",
+              "speedup", "gemm", "rs", gathers ? "ag+gemm" : "gemm+rs", "ag", "exposed", "DRAM",
+              "DRAM", "energy", "energy");
+  std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "", "us", "x seq", "us",
+              "us", "us", "us", "us", "MB", "saved", "mJ", "saved");
   for (const nlohmann::json& result : results) {
     const double bytes = result["dram_bytes"]["total"].get<double>();
+    const double energy = result["energy"]["total"].get<double>();
     std::printf(
-        "%-13s %10.1f %8.3f %10s %10s %10s %10s %10.1f %10.1f %8.1f%%\n",
+        "%-13s %10.1f %8.3f %10s %10s %10s %10s %10.1f %10.1f %8.1f%% %9.1f %8.1f%%\n",
         result["scenario"].get<std::string>().c_str(), result["time_ns"].get<double>() / 1e3,
         result["speedup_vs_sequential"].get<double>(), phase_us(result, "gemm").c_str(),
         phase_us(result, "reduce_scatter").c_str(),
         phase_us(result, gathers ? "ag_gemm" : "gemm_rs").c_str(),
         phase_us(result, "all_gather").c_str(), result["exposed_comm_ns"].get<double>() / 1e3,
-        bytes / 1e6, 100.0 * (sequential_bytes - bytes) / sequential_bytes);
+        bytes / 1e6, 100.0 * (sequential_bytes - bytes) / sequential_bytes, energy * 1e3,
+        100.0 * (sequential_energy - energy) / sequential_energy);
   }
   std::printf(
       "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
       "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag of the\n"
-      "sequential run's phases; exposed = time communication runs with no compute beside it.\n");
+      "sequential run's phases; exposed = time communication runs with no compute beside it.\n"
+      "energy = first-order estimate: DRAM, near-memory updates, links, SM FLOPs, L2 "
+      "(docs/energy.md).\n");
 }
 
 }  // namespace

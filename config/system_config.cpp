@@ -292,6 +292,38 @@ void describe(SystemConfig& c, ParamVisitor& v) {
              "stride coprime with gpus on a fully-connected topology (strides 1, 3, 5, 7 at 8 "
              "GPUs, each on its own link directions) and one ring elsewhere; one keeps the one "
              "ring g -> g + 1 everywhere");
+
+  // Energy estimate (docs/energy.md): HBM currents per command as DRAMPower bills them.
+  auto& e = c.energy.hbm;
+  v.visit("energy.hbm.vdd_V", e.vdd_V, {"V", "HBM core supply VDD", 0, 10});
+  v.visit("energy.hbm.idd0_mA", e.idd0_mA,
+          {"mA", "IDD0: one bank activating and precharging every tRC", 0, 1e5});
+  v.visit("energy.hbm.idd2n_mA", e.idd2n_mA,
+          {"mA", "IDD2N: precharged standby (no bank has a row open)", 0, 1e5});
+  v.visit("energy.hbm.idd3n_mA", e.idd3n_mA,
+          {"mA", "IDD3N: active standby (some bank has a row open)", 0, 1e5});
+  v.visit("energy.hbm.idd4r_mA", e.idd4r_mA, {"mA", "IDD4R: reading burst after burst", 0, 1e5});
+  v.visit("energy.hbm.idd4w_mA", e.idd4w_mA, {"mA", "IDD4W: writing burst after burst", 0, 1e5});
+  v.visit("energy.hbm.idd5_mA", e.idd5_mA, {"mA", "IDD5: all-bank refresh", 0, 1e5});
+  v.visit("energy.hbm.spec_bus_bits", e.spec_bus_bits,
+          {"bit",
+           "data bus the currents are given for; a pseudo-channel of hbm.bank.bus_bits draws "
+           "bus_bits / spec_bus_bits of them",
+           1, 4096});
+  v.visit("energy.hbm.simple_pJ_per_bit", e.simple_pJ_per_bit,
+          {"pJ/bit",
+           "simple HBM model (no commands): energy per bit read or written, an update's bits "
+           "counted twice",
+           0, 1e6});
+  v.visit("energy.nmc.alu_pJ_per_op", c.energy.nmc_alu_pJ_per_op,
+          {"pJ", "near-memory ALU: one fp16 add (an update of b bytes is b / 2 adds)", 0, 1e6});
+  v.visit("energy.link.pJ_per_bit", c.energy.link_pJ_per_bit,
+          {"pJ/bit", "GPU-GPU link: energy per bit on the wire (headers included)", 0, 1e6});
+  v.visit("energy.sm.pJ_per_flop", c.energy.sm_pJ_per_flop,
+          {"pJ", "SM: energy per fp16 matrix FLOP of the GEMM", 0, 1e6});
+  v.visit(
+      "energy.l2.pJ_per_byte", c.energy.l2_pJ_per_byte,
+      {"pJ/byte", "L2: energy per byte read or written in the L2 by the SMs and the DMA", 0, 1e6});
 }
 
 }  // namespace t3

@@ -205,6 +205,28 @@ struct WorkloadConfig {
   SmRings sm_rings = SmRings::Auto;
 };
 
+// Energy estimate of a run (experiments/energy.h; docs/energy.md gives each default's source).
+// HBM currents are DRAMsim3's HBM2 power table (configs/HBM2_8Gb_x128.ini), for a 128-bit channel.
+struct HbmEnergyConfig {
+  double vdd_V = 1.2;
+  double idd0_mA = 65;               // one bank activating and precharging every tRC
+  double idd2n_mA = 40;              // precharged standby
+  double idd3n_mA = 55;              // active standby
+  double idd4r_mA = 390;             // reading (burst after burst)
+  double idd4w_mA = 500;             // writing
+  double idd5_mA = 250;              // refreshing
+  std::int64_t spec_bus_bits = 128;  // data bus the currents are given for
+  double simple_pJ_per_bit = 3.9;    // simple model: HBM2, O'Connor et al., MICRO 2017
+};
+
+struct EnergyConfig {
+  HbmEnergyConfig hbm;
+  double nmc_alu_pJ_per_op = 0.4;  // one fp16 add (Horowitz, ISSCC 2014, 45 nm)
+  double link_pJ_per_bit = 1.3;    // assumption: an NVLink-class serial link
+  double sm_pJ_per_flop = 0.75;    // fp16 FMA / 2 (Horowitz, ISSCC 2014, 45 nm)
+  double l2_pJ_per_byte = 12.5;    // 64-bit read of a 1 MB SRAM / 8 (Horowitz, ISSCC 2014)
+};
+
 struct SystemConfig {
   std::string name = "t3-paper";
   std::int64_t gpus = 4;
@@ -221,6 +243,7 @@ struct SystemConfig {
   TrackerConfig tracker;
   DmaConfig dma;
   WorkloadConfig workload;
+  EnergyConfig energy;
 };
 
 // What a parameter is, for checking and for docs/configuration.md.

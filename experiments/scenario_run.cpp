@@ -100,7 +100,7 @@ ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
   }
   group_ = std::make_unique<TpGroup>("group", config_, plan_.rotation);
   group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {
-    marks_.push_back({barrier, time, counters()});
+    marks_.push_back({barrier, time, counters(), energy_activity(*group_)});
   });
   group_->barrier().observe_arrival([this](sc_core::sc_time time, std::uint32_t barrier) {
     arrivals_.emplace_back(barrier, time);
@@ -185,6 +185,9 @@ nlohmann::json ScenarioRun::result() const {
       {"phases", phases},
       {"dram_bytes", dram},
       {"link_bytes", {{"payload", moved.link_payload}, {"wire", moved.link_wire}}},
+      {"energy",
+       energy_estimate(config_, last.activity - start.activity, ns(last.time - start.time),
+                       plan_.gemm.flops_per_gpu() * static_cast<double>(config_.gpus))},
       {"hbm_queue", queue_statistics()},
       {"tracker", tracker_statistics()},
       {"dma", dma_statistics()},

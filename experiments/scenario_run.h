@@ -15,6 +15,7 @@
 #include <systemc>
 
 #include "experiments/activity.h"
+#include "experiments/energy.h"
 #include "models/system/tp_group.h"
 #include "tlm_interconnect/payload.h"
 #include "workloads/scenario.h"
@@ -56,6 +57,7 @@ class ScenarioRun {
     std::uint32_t barrier;
     sc_core::sc_time time;
     TrafficCounters counters;
+    EnergyActivity activity;
   };
   TrafficCounters counters() const;
   nlohmann::json queue_statistics() const;

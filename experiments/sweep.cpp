@@ -200,21 +200,47 @@ double dram_ratio(const nlohmann::json& result, const nlohmann::json& sequential
          sequential["dram_bytes"]["total"].get<double>();
 }
 
-// Rows of speedups and DRAM ratios over `rows` (indices into results), then geomean and max.
-// One row per point of `rows`; `with_model` adds a first column naming each row's model (the
-// table of all models).
+double energy_ratio(const nlohmann::json& result, const nlohmann::json& sequential) {
+  return result["energy"]["total"].get<double>() / sequential["energy"]["total"].get<double>();
+}
+
+// Every record has an energy estimate (records of older builds, resumed, have none).
+bool all_have_energy(const std::vector<std::vector<nlohmann::json>>& results) {
+  for (const auto& point : results) {
+    for (const auto& result : point) {
+      if (!result.contains("energy")) return false;
+    }
+  }
+  return true;
+}
+
+// A reduction against sequential per scenario shown: a column of each, filled row by row.
+struct ReductionColumns {
+  const char* name;  // heading after the scenario: "DRAM", "energy"
+  double (*ratio)(const nlohmann::json& result, const nlohmann::json& sequential);
+  std::vector<std::vector<double>> ratios;
+};
+
+// Rows of speedups and of DRAM (and energy) reductions over `rows` (indices into results), then
+// geomean and max. One row per point of `rows`; `with_model` adds a first column naming each
+// row's model (the table of all models).
 void write_table(std::ostream& out, const Suite& suite,
                  const std::vector<std::vector<nlohmann::json>>& results,
                  const std::vector<std::size_t>& rows, bool with_model = false) {
   std::vector<Scenario> shown(suite.scenarios.begin() + 1, suite.scenarios.end());
+  std::vector<ReductionColumns> reductions = {{"DRAM", dram_ratio, {}}};
+  if (all_have_energy(results)) reductions.push_back({"energy", energy_ratio, {}});
   const std::string extra = with_model ? " |" : "";  // the empty cell the model column adds
   out << (with_model ? "| model " : "") << "| TP | sublayer | tokens | sets |";
   for (Scenario s : shown) out << " " << to_string(s) << " speedup |";
-  for (Scenario s : shown) out << " " << to_string(s) << " DRAM |";
+  for (auto& reduction : reductions) {
+    for (Scenario s : shown) out << " " << to_string(s) << " " << reduction.name << " |";
+    reduction.ratios.resize(shown.size());
+  }
   out << "\n" << (with_model ? "|---" : "") << "|---|---|---|---|";
-  for (std::size_t i = 0; i < 2 * shown.size(); ++i) out << "---|";
+  for (std::size_t i = 0; i < (1 + reductions.size()) * shown.size(); ++i) out << "---|";
   out << "\n";
-  std::vector<std::vector<double>> speedups(shown.size()), ratios(shown.size());
+  std::vector<std::vector<double>> speedups(shown.size());
   for (std::size_t row : rows) {
     const SweepPoint& point = suite.points[row];
     std::string sets;
@@ -227,19 +253,26 @@ void write_table(std::ostream& out, const Suite& suite,
       speedups[s].push_back(results[row][s + 1]["speedup_vs_sequential"].get<double>());
       out << " " << fixed(speedups[s].back(), 3) << " |";
     }
-    for (std::size_t s = 0; s < shown.size(); ++s) {
-      ratios[s].push_back(dram_ratio(results[row][s + 1], results[row].front()));
-      out << " " << fixed(100 * (1 - ratios[s].back()), 1) << "% |";
+    for (auto& reduction : reductions) {
+      for (std::size_t s = 0; s < shown.size(); ++s) {
+        auto& ratios = reduction.ratios[s];
+        ratios.push_back(reduction.ratio(results[row][s + 1], results[row].front()));
+        out << " " << fixed(100 * (1 - ratios.back()), 1) << "% |";
+      }
     }
     out << "\n";
   }
   out << "| **geomean** | | | |" << extra << geomean_cells(speedups);
-  for (const auto& values : ratios)
-    out << " **" << fixed(100 * (1 - geomean(values)), 1) << "%** |";
+  for (const auto& reduction : reductions) {
+    for (const auto& values : reduction.ratios)
+      out << " **" << fixed(100 * (1 - geomean(values)), 1) << "%** |";
+  }
   out << "\n| **max** | | | |" << extra << max_cells(speedups);
-  for (const auto& values : ratios) {
-    out << " **" << fixed(100 * (1 - *std::min_element(values.begin(), values.end())), 1)
-        << "%** |";
+  for (const auto& reduction : reductions) {
+    for (const auto& values : reduction.ratios) {
+      out << " **" << fixed(100 * (1 - *std::min_element(values.begin(), values.end())), 1)
+          << "%** |";
+    }
   }
   out << "\n\n";
 }
@@ -277,7 +310,9 @@ void write_summary(const std::string& path, const Suite& suite, const std::strin
                    const std::vector<std::string>& missing) {
   std::ofstream out = open_summary(path, suite.name, system);
   out << "Speedup = sequential time / scenario time. DRAM = reduction of the bytes read, written "
-         "and updated in HBM by all GPUs, against sequential (positive: less data moved). "
+         "and updated in HBM by all GPUs, against sequential (positive: less data moved). Energy = "
+         "reduction of the first-order energy estimate (DRAM, near-memory updates, links, SM "
+         "FLOPs, L2; docs/energy.md) against sequential. "
       << kSummaryFiguresNote << "Simulated: " << simulation_mode(results) << ".\n\n";
   if (!missing.empty()) {
     out << "**Partial sweep**: " << missing.size()
@@ -321,7 +356,7 @@ void write_csv(const std::string& path, const nlohmann::json& records) {
   out << "model,sublayer,tp,tokens,sets,scenario,time_ns,speedup_vs_sequential,gemm_ns,"
          "reduce_scatter_ns,gemm_rs_ns,all_gather_ns,exposed_comm_ns,dram_total";
   for (const char* category : kCategories) out << "," << category;
-  out << ",link_payload_bytes,tracker_fired,dma_transfers,transactions,wall_time_s\n";
+  out << ",link_payload_bytes,tracker_fired,dma_transfers,transactions,wall_time_s,energy_J\n";
   for (const auto& record : records) {
     std::map<std::string, double> phases;
     for (const auto& phase : record["phases"]) phases[phase["name"]] = phase["time_ns"];
@@ -337,7 +372,8 @@ void write_csv(const std::string& path, const nlohmann::json& records) {
     for (const char* category : kCategories) out << "," << record["dram_bytes"][category];
     out << "," << record["link_bytes"]["payload"] << "," << record["tracker"]["fired"] << ","
         << record["dma"]["transfers"] << "," << record["transactions"]["total"] << ","
-        << record["wall_time_s"] << "\n";
+        << record["wall_time_s"] << ","
+        << (record.contains("energy") ? record["energy"]["total"] : nlohmann::json()) << "\n";
   }
 }
 

@@ -187,6 +187,10 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
     if (b.open_row >= 0) start = std::max(start, b.pre_ready);
   }
   const std::uint64_t end = start + refresh_.duration();
+  if (any_open_) {
+    open_time_ += start > open_since_ ? start - open_since_ : 0;
+    any_open_ = false;
+  }
   for (Bank& b : banks_) {
     b.open_row = -1;
     b.act_ready = std::max(b.act_ready, end);
@@ -210,6 +214,10 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
   act_same_group_ready_ = at + t_.rrd_l;
   act_other_group_ready_ = at + t_.rrd_s;
   last_act_group_ = group;
+  if (!any_open_) {  // activations issue in time order: tRRD spaces each after the one before
+    any_open_ = true;
+    open_since_ = at;
+  }
   b.open_row = static_cast<std::int64_t>(row);
   b.act_ready = at + t_.rc;
   b.activated = at;

@@ -153,6 +153,11 @@ class PseudoChannelTimer {
   DramService serve_as(const DramLocation& where, Kind kind, std::uint64_t arrival,
                        std::uint64_t now, std::uint64_t alu);
   std::uint64_t refreshes() const { return refresh_.count(); }
+  // Time up to `now` that at least one bank held a row open (DRAM active standby, for the energy
+  // estimate): from an activation that found every bank closed to the next refresh.
+  std::uint64_t open_time(std::uint64_t now) const {
+    return open_time_ + (any_open_ && now > open_since_ ? now - open_since_ : 0);
+  }
 
  private:
   struct Bank {
@@ -213,6 +218,9 @@ class PseudoChannelTimer {
   int last_write_group_ = -1;
   std::uint64_t bus_free_ = 0;  // data bus free from here
   Refresh refresh_;
+  bool any_open_ = false;         // some bank holds a row open
+  std::uint64_t open_since_ = 0;  // the activation that ended the last all-closed stretch
+  std::uint64_t open_time_ = 0;   // all-open stretches closed by a refresh, summed
   std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
 };
 

@@ -359,6 +359,13 @@ const HbmStats& MemoryController::stats() const {
     impl_->stats.occupancy_integral_ns[c] = impl_->occupancy.integral_ns(c);
     impl_->stats.max_occupancy[c] = impl_->occupancy.max(c);
   }
+  if (impl_->banked) {  // the time the banks held a row open, summed over pseudo-channels
+    const auto now = static_cast<std::uint64_t>(sc_core::sc_time_stamp().value());
+    std::uint64_t open = 0;
+    for (const auto& q : impl_->queues) open += q.bank->open_time(now);
+    impl_->stats.bank_open_ns =
+        static_cast<double>(open) * sc_core::sc_get_time_resolution().to_seconds() * 1e9;
+  }
   return stats_;
 }
 

@@ -35,6 +35,11 @@ struct HbmStats {
   // Bank model: bank accesses that found their row open, and those that had to open it.
   std::uint64_t row_hits = 0;
   std::uint64_t row_misses = 0;
+  // Bank model, for the energy estimate: column bursts served by op (an update's bursts are each
+  // read once and written once), and, as of the last stats() call, the time summed over
+  // pseudo-channels that at least one bank held a row open (active standby).
+  std::array<std::uint64_t, kOps> column_bursts{};
+  double bank_open_ns = 0;
 };
 
 class MemoryController : public sc_core::sc_module {

@@ -41,6 +41,7 @@ inline void ServiceStatistics::served(Op op, TrafficClass traffic_class, int cha
                                       const EntryService& service) {
   stats_.row_hits += static_cast<std::uint64_t>(service.row_hits);
   stats_.row_misses += static_cast<std::uint64_t>(service.row_misses);
+  stats_.column_bursts[static_cast<int>(op)] += static_cast<std::uint64_t>(service.bursts);
   latency_sum_ns_[static_cast<int>(op)] +=
       static_cast<double>(service.done - arrival) * resolution_ns_;
   ++served_entries_[static_cast<int>(op)];

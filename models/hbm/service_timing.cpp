@@ -58,6 +58,7 @@ EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t a
   service.done = dram.data_end + controller_latency_;
   service.row_hits = dram.row_hits;
   service.row_misses = dram.row_misses;
+  service.bursts = where.bursts;
   return service;
 }
 

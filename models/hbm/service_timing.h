@@ -22,6 +22,7 @@ struct EntryService {
   std::uint64_t done = 0;  // its data is back (read) or applied (write, update)
   int row_hits = 0;        // bank model: banks found with the row open
   int row_misses = 0;      // and banks that had to open it
+  int bursts = 0;          // bank model: column bursts in each direction it moves data
 };
 
 // A read or write of b bytes holds the channel for b / (bandwidth / channels), an update for
@@ -49,6 +50,7 @@ class BankTiming {
   EntryService serve(const DramLocation& where, Op op, std::uint64_t arrival, std::uint64_t at,
                      RequestQueue& queue);
   std::uint64_t refreshes() const { return timer_.refreshes(); }
+  std::uint64_t open_time(std::uint64_t now) const { return timer_.open_time(now); }
 
  private:
   PseudoChannelTimer timer_;

@@ -679,3 +679,23 @@ TEST_CASE("Bank timing: the reachable peak names the key that caps it", "[bank][
   config.model = HbmModel::Simple;
   CHECK(dram_peak_warning(config).empty());
 }
+
+TEST_CASE("Bank open time runs from an activation of closed banks to the next refresh",
+          "[bank][energy]") {
+  const HbmConfig config;  // tREFI 3900 clocks of 1.024 ns, refresh phase 0: first due at 3993.6 ns
+  const DramTiming timing(config, 1000.0);  // units of 1 ps
+  PseudoChannelTimer timer(config, timing, 0);
+  DramLocation where;
+  where.bursts = 1;
+  constexpr std::uint64_t us = 1000000;  // 1 us in units
+  CHECK(timer.open_time(5 * us) == 0);   // nothing opened yet: precharged standby
+  timer.serve(where, PseudoChannelTimer::Kind::Read, 1 * us, 1 * us, 0);  // ACT at 1 us
+  CHECK(timer.open_time(2 * us) == 1 * us);
+  // The refresh due at 3.9936 us closes the bank (its tRAS and tRTP long past): open 1 to 3.9936
+  // us.
+  // The next access reopens it at its arrival, 5 us, and the count resumes from there.
+  timer.serve(where, PseudoChannelTimer::Kind::Read, 5 * us, 5 * us, 0);
+  CHECK(timer.refreshes() == 1);
+  CHECK(timer.open_time(5 * us) == 2993600);
+  CHECK(timer.open_time(6 * us) == 2993600 + 1 * us);
+}
