@@ -4,12 +4,17 @@
 // under one access pattern: achieved bandwidth, fraction of peak, row-hit rate, mean latency.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "apps/cli.h"
 #include "config/config_io.h"
 #include "config/suggestion.h"
+#include "experiments/isolated.h"
 #include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
 
@@ -33,6 +38,14 @@ double link_expected_GBps(const LinkConfig& link) {
   return std::min(line, credit_loop);
 }
 
+// Data-bus bytes per update byte: the simple model's nmc_update_occupancy; on the bank model one
+// (bank placement: only the operand crosses the bus, as a write's data) or two (base-die: the
+// bank's data comes out and the sum goes back in).
+double update_bus_factor(const HbmConfig& hbm) {
+  if (hbm.model == HbmModel::Simple) return hbm.nmc_update_occupancy;
+  return hbm.nmc.placement == NmcPlacement::Bank ? 1.0 : 2.0;
+}
+
 std::vector<Phase> phases(const SystemConfig& config, const AddressMap& map) {
   const std::uint64_t local = map.hbm_base(0);
   const double hbm = config.hbm.bandwidth_GBps;
@@ -53,11 +66,9 @@ std::vector<Phase> phases(const SystemConfig& config, const AddressMap& map) {
       {"hbm read, gpu0 local", pattern(local, 64 << 20, Op::Read, TrafficClass::Compute, 16), hbm},
       {"hbm write, gpu0 local", pattern(local, 64 << 20, Op::Write, TrafficClass::Compute, 16),
        hbm},
-      // An update moves its bytes twice: the simple model by nmc_update_occupancy, the bank
-      // model by a read and a write of the bank.
       {"hbm update (NMC add), gpu0 local",
        pattern(local, 64 << 20, Op::Update, TrafficClass::Communication, 16),
-       hbm / (config.hbm.model == HbmModel::Simple ? config.hbm.nmc_update_occupancy : 2.0)},
+       hbm / update_bus_factor(config.hbm)},
   };
   if (config.gpus > 1) {
     const std::uint64_t remote = map.hbm_base(1);
@@ -124,62 +135,167 @@ TrafficPattern characterisation(const std::string& name, const SystemConfig& con
   return p;
 }
 
-int characterise(const po::variables_map& values, const SystemConfig& config) {
-  const std::string name = values["pattern"].as<std::string>();
-  const bool random = name == "random";
-  const int streams = values.count("streams") ? values["streams"].as<int>() : random ? 256 : 16;
-  const auto access_bytes = values.count("access-bytes")
-                                ? values["access-bytes"].as<std::uint32_t>()
-                                : static_cast<std::uint32_t>(random ? 4096 : 64 * 1024);
-  if (streams < 1) throw UsageError("--streams: must be at least 1");
-  if (access_bytes < 1) throw UsageError("--access-bytes: must be at least 1");
+// The streams that keep every queue of the HBM full, from the bandwidth-delay product: peak
+// bandwidth x loaded latency / access size, the loaded latency being what an access that finds
+// its queue full waits: the idle latency of a row miss (bank model: controller, tRP, tRCD, CL;
+// simple model: hbm.latency_ns) plus the time the queue's hbm.queue_depth granules ahead of it
+// take at the queue's share of the peak.
+int saturating_streams(const HbmConfig& hbm, std::uint32_t access_bytes) {
+  const bool banked = hbm.model == HbmModel::Bank;
+  const DramTimingConfig& t = hbm.bank.timing;
+  const double idle_ns =
+      banked ? hbm.bank.controller_latency_ns + t.rp_ns + t.rcd_rd_ns + t.cl_ns : hbm.latency_ns;
+  const double queues = static_cast<double>(hbm.channels * (banked ? hbm.bank.pseudo_channels : 1));
+  const double queue_bytes = static_cast<double>(hbm.queue_depth * hbm.interleave_bytes);
+  const double drain_ns = queue_bytes / (hbm.bandwidth_GBps / queues);  // GB/s = B/ns
+  const double in_flight = hbm.bandwidth_GBps * (idle_ns + drain_ns);
+  return std::max(1, static_cast<int>(std::ceil(in_flight / access_bytes)));
+}
 
+// The concurrencies --streams names: a comma-separated list of positive counts.
+std::vector<int> stream_counts(const po::variables_map& values, int saturating) {
+  if (!values.count("streams")) return {saturating};
+  std::vector<int> counts;
+  std::stringstream list(values["streams"].as<std::string>());
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    std::size_t used = 0;
+    int count = 0;
+    try {
+      count = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || count < 1) {
+      throw UsageError("--streams: '" + item + "' is not a count of at least 1");
+    }
+    counts.push_back(count);
+  }
+  if (counts.empty()) throw UsageError("--streams: give at least one count");
+  return counts;
+}
+
+// One characterisation run of `name` with `streams` initiators, as a result document.
+struct Measured {
+  nlohmann::json point;   // streams, rate, row hits, latency
+  nlohmann::json memory;  // GPU 0's memory report
+  TrafficResult result;
+};
+
+Measured measure(const std::string& name, const SystemConfig& config, int streams,
+                 std::uint32_t access_bytes) {
   TpGroup group("group", config);
   TrafficGenerator generator("generator", Origin{0, 0});
   generator.socket.bind(group.gpu(0).router.in);
   generator.add(
       characterisation(name, config, group.address_map().hbm_base(0), streams, access_bytes));
-  const auto wall_start = std::chrono::steady_clock::now();
   sc_core::sc_start();
+  group.check_drained();
+  Measured m{{}, group.gpu(0).memory.report(), generator.results().front()};
+  if (!m.result.errors.empty()) throw std::runtime_error(m.result.errors.front());
+  const double measured = m.result.bandwidth_GBps();
+  const double peak = config.hbm.bandwidth_GBps;
+  const double bus_GBps = name == "update" ? update_bus_factor(config.hbm) * measured : measured;
+  m.point = {{"streams", streams},
+             {"measured_GBps", measured},
+             {"fraction_of_peak", measured / peak},
+             {"bus_fraction_of_peak", bus_GBps / peak},
+             {"row_hit_rate", m.memory.value("row_hit_rate", 0.0)},
+             {"mean_latency_ns", m.result.mean_latency().to_seconds() * 1e9}};
+  return m;
+}
+
+void print_header(const std::string& name, const SystemConfig& config, const std::string& model,
+                  const std::string& streams, std::uint32_t access_bytes) {
+  std::printf("t3sim bandwidth: system %s, hbm.model %s, pattern %s, %s streams of %u B\n",
+              config.name.c_str(), model.c_str(), name.c_str(), streams.c_str(), access_bytes);
+  if (name == "update" && config.hbm.model == HbmModel::Bank) {
+    std::printf("hbm.nmc.placement %s\n",
+                config.hbm.nmc.placement == NmcPlacement::Bank ? "bank" : "base-die");
+  }
+  std::printf("\n");
+}
+
+void print_row(const std::string& label, const nlohmann::json& point) {
+  std::printf("%-10s %12.1f %9.1f%% %9.1f%% %9.1f%% %11.1f ns\n", label.c_str(),
+              point["measured_GBps"].get<double>(), 100 * point["fraction_of_peak"].get<double>(),
+              100 * point["bus_fraction_of_peak"].get<double>(),
+              100 * point["row_hit_rate"].get<double>(), point["mean_latency_ns"].get<double>());
+}
+
+// --streams with several counts: one run per count, each in a process of its own (SystemC
+// elaborates once per process), printed as a loaded-latency curve.
+int sweep_streams(const po::variables_map& values, const SystemConfig& config,
+                  const std::string& name, const std::vector<int>& counts,
+                  std::uint32_t access_bytes, int saturating) {
+  std::vector<IsolatedJob> jobs;
+  for (int streams : counts) {
+    jobs.push_back([=] { return measure(name, config, streams, access_bytes).point; });
+  }
+  const std::vector<nlohmann::json> points = run_isolated(jobs, default_jobs());
+  for (const nlohmann::json& point : points) {
+    if (point.contains("error")) throw std::runtime_error(point["error"].get<std::string>());
+  }
+  const std::string model = config.hbm.model == HbmModel::Bank ? "bank" : "simple";
+  print_header(name, config, model, values["streams"].as<std::string>(), access_bytes);
+  std::printf("%-10s %12s %10s %10s %10s %14s\n", "streams", "GB/s", "of peak", "bus", "row hits",
+              "mean latency");
+  for (const nlohmann::json& point : points) {
+    print_row(std::to_string(point["streams"].get<int>()), point);
+  }
+  std::printf("\npeak %.1f GB/s; %d streams saturate by the bandwidth-delay product\n",
+              config.hbm.bandwidth_GBps, saturating);
+  if (values.count("json")) {
+    write_json(values["json"].as<std::string>(), {{"job", "bandwidth"},
+                                                  {"pattern", name},
+                                                  {"access_bytes", access_bytes},
+                                                  {"saturating_streams", saturating},
+                                                  {"peak_GBps", config.hbm.bandwidth_GBps},
+                                                  {"points", points},
+                                                  {"config", to_json(config)}});
+  }
+  return 0;
+}
+
+int characterise(const po::variables_map& values, const SystemConfig& config) {
+  const std::string name = values["pattern"].as<std::string>();
+  const bool random = name == "random";
+  const auto access_bytes = values.count("access-bytes")
+                                ? values["access-bytes"].as<std::uint32_t>()
+                                : static_cast<std::uint32_t>(random ? 4096 : 64 * 1024);
+  if (access_bytes < 1) throw UsageError("--access-bytes: must be at least 1");
+  characterisation(name, config, 0, 1, access_bytes);  // rejects an unknown pattern first
+  const int saturating = saturating_streams(config.hbm, access_bytes);
+  const std::vector<int> counts = stream_counts(values, saturating);
+  if (counts.size() > 1) {
+    return sweep_streams(values, config, name, counts, access_bytes, saturating);
+  }
+  const int streams = counts.front();
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const Measured m = measure(name, config, streams, access_bytes);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  group.check_drained();
-  const TrafficResult& result = generator.results().front();
-  if (!result.errors.empty()) throw std::runtime_error(result.errors.front());
-
-  const nlohmann::json memory = group.gpu(0).memory.report();
-  const double measured = result.bandwidth_GBps();
   const double peak = config.hbm.bandwidth_GBps;
-  // An update moves its bytes over the DRAM bus twice (read, then write of the sums).
-  const double bus_GBps = name == "update" ? 2 * measured : measured;
-  const double row_hit_rate = memory.value("row_hit_rate", 0.0);
-  const double latency_ns = result.mean_latency().to_seconds() * 1e9;
-  std::printf("t3sim bandwidth: system %s, hbm.model %s, pattern %s, %d streams of %u B\n\n",
-              config.name.c_str(), memory["model"].get<std::string>().c_str(), name.c_str(),
-              streams, access_bytes);
+  print_header(name, config, m.memory["model"].get<std::string>(), std::to_string(streams),
+               access_bytes);
   std::printf("%-10s %12s %10s %10s %10s %14s\n", "pattern", "GB/s", "of peak", "bus", "row hits",
               "mean latency");
-  std::printf("%-10s %12.1f %9.1f%% %9.1f%% %9.1f%% %11.1f ns\n", name.c_str(), measured,
-              100 * measured / peak, 100 * bus_GBps / peak, 100 * row_hit_rate, latency_ns);
+  print_row(name, m.point);
   std::printf("\npeak %.1f GB/s; simulated %.3f us in %.2f s of wall time\n", peak,
               sc_core::sc_time_stamp().to_seconds() * 1e6, wall_s);
   if (values.count("json")) {
-    write_json(values["json"].as<std::string>(),
-               {{"job", "bandwidth"},
-                {"pattern", name},
-                {"streams", streams},
-                {"access_bytes", access_bytes},
-                {"bytes", result.bytes},
-                {"time_ns", (result.end - result.start).to_seconds() * 1e9},
-                {"measured_GBps", measured},
-                {"peak_GBps", peak},
-                {"fraction_of_peak", measured / peak},
-                {"bus_fraction_of_peak", bus_GBps / peak},
-                {"row_hit_rate", row_hit_rate},
-                {"mean_latency_ns", latency_ns},
-                {"hbm", memory},
-                {"wall_time_s", wall_s},
-                {"config", to_json(config)}});
+    nlohmann::json document = {{"job", "bandwidth"},
+                               {"pattern", name},
+                               {"access_bytes", access_bytes},
+                               {"bytes", m.result.bytes},
+                               {"time_ns", (m.result.end - m.result.start).to_seconds() * 1e9},
+                               {"peak_GBps", peak},
+                               {"hbm", m.memory},
+                               {"wall_time_s", wall_s},
+                               {"config", to_json(config)}};
+    document.update(m.point);
+    write_json(values["json"].as<std::string>(), document);
   }
   return 0;
 }
@@ -191,7 +307,12 @@ int bandwidth_command(const std::vector<std::string>& args) {
   options.add_options()("json", po::value<std::string>(), "write the results as JSON to this file")(
       "pattern", po::value<std::string>(),
       "characterise GPU 0's HBM alone: read, write, copy, mix, random or update")(
-      "streams", po::value<int>(), "with --pattern: accesses in flight (default 16, random 256)")(
+      "streams", po::value<std::string>(),
+      "with --pattern: accesses in flight, or a comma-separated list of counts for a "
+      "loaded-latency curve (rate, row hits and mean latency at each); default: the count that "
+      "saturates the HBM, peak bandwidth x loaded latency / access size, the loaded latency "
+      "being a row miss's idle latency plus the time a full queue (hbm.queue_depth granules) "
+      "takes at its share of the peak")(
       "access-bytes", po::value<std::uint32_t>(),
       "with --pattern: bytes per access (default 65536, random 4096)");
   const auto values = parse(args, options);
