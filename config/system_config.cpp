@@ -89,7 +89,7 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("hbm.nmc_update_occupancy", h.nmc_update_occupancy,
           {"",
            "simple model: channel time of a near-memory update relative to a write of the same "
-           "size (the bank model reads and writes the bank instead)",
+           "size (the bank model times updates by hbm.nmc.placement instead)",
            1, 100});
   v.visit("hbm.nmc_alu_latency_ns", h.nmc_alu_latency_ns,
           {"ns", "near-bank adder latency added to an update", 0, 1e6});
