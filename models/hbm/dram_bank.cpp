@@ -220,17 +220,7 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
   ++service.row_misses;
 }
 
-// The bursts of one entry in one direction (the hot loop of the model). Each bank group's bank
-// opens its row, if needed, at the group's first burst: an ACT's time depends on the earlier ACTs
-// and its own bank alone, so opening there is opening all of them first. Past that no bank opens
-// and the other direction issues nothing, so each bank's tRCD and, for reads, tWTR after the last
-// write are fixed: they make one floor per bank group, and the loop carries only the column
-// spacing (tCCD) and the data bus. A bank's precharge waits for its last burst (tRTP after a read
-// command, tWR after write data), so it is set at that burst. The timing lives in locals: the
-// stores to the banks and to burst_end could alias the members, which would reload them per burst.
-// Instantiated per direction and per use (plain access, or an update's read or write phase), so
-// the branches of the other uses leave the loops, and for kGroups bank groups (0: any count), so
-// the usual count's bank-group arithmetic is constant.
+// The column phases of one update entry, for its placement (update_placement.h) to compose.
 template <int kGroups>
 class PseudoChannelTimer::Phases final : public UpdatePhases {
  public:
@@ -256,6 +246,17 @@ class PseudoChannelTimer::Phases final : public UpdatePhases {
   DramService& service_;
 };
 
+// The bursts of one entry in one direction (the hot loop of the model). Each bank group's bank
+// opens its row, if needed, at the group's first burst: an ACT's time depends on the earlier ACTs
+// and its own bank alone, so opening there is opening all of them first. Past that no bank opens
+// and the other direction issues nothing, so each bank's tRCD and, for reads, tWTR after the last
+// write are fixed: they make one floor per bank group, and the loop carries only the column
+// spacing (tCCD) and the data bus. A bank's precharge waits for its last burst (tRTP after a read
+// command, tWR after write data), so it is set at that burst. The timing lives in locals: the
+// stores to the banks and to burst_end could alias the members, which would reload them per burst.
+// Instantiated per direction and per use (plain access, or an update's read or write phase), so
+// the branches of the other uses leave the loops, and for kGroups bank groups (0: any count), so
+// the usual count's bank-group arithmetic is constant.
 template <bool Write, bool Update, int kGroups>
 void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arrival,
                                  std::uint64_t earliest, const std::uint64_t* data_from,
