@@ -6,12 +6,16 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "apps/cli.h"
 #include "config/config_io.h"
 #include "config/dram_timing.h"
 #include "config/suggestion.h"
 #include "experiments/hbm_characterisation.h"
+#include "experiments/isolated.h"
 #include "harness/traffic_generator.h"
 #include "models/system/tp_group.h"
 
@@ -59,7 +63,7 @@ std::vector<Phase> phases(const SystemConfig& config, const AddressMap& map) {
       // model by a read and a write of the bank.
       {"hbm update (NMC add), gpu0 local",
        pattern(local, 64 << 20, Op::Update, TrafficClass::Communication, 16),
-       hbm / (config.hbm.model == HbmModel::Simple ? config.hbm.nmc_update_occupancy : 2.0)},
+       hbm / hbm_update_bus_factor(config.hbm)},
   };
   if (config.gpus > 1) {
     const std::uint64_t remote = map.hbm_base(1);
@@ -72,6 +76,102 @@ std::vector<Phase> phases(const SystemConfig& config, const AddressMap& map) {
   return list;
 }
 
+// The concurrencies --streams names: a comma-separated list of positive counts.
+std::vector<int> stream_counts(const po::variables_map& values, int saturating) {
+  if (!values.count("streams")) return {saturating};
+  std::vector<int> counts;
+  std::stringstream list(values["streams"].as<std::string>());
+  std::string item;
+  while (std::getline(list, item, ',')) {
+    std::size_t used = 0;
+    int count = 0;
+    try {
+      count = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || count < 1) {
+      throw UsageError("--streams: '" + item + "' is not a count of at least 1");
+    }
+    counts.push_back(count);
+  }
+  if (counts.empty()) throw UsageError("--streams: give at least one count");
+  return counts;
+}
+
+// One point of a characterisation: streams, rate, fractions of peak, row hits, latency.
+nlohmann::json point_of(const HbmPatternRequest& request, const HbmPatternResult& r) {
+  return {{"streams", request.streams},
+          {"measured_GBps", r.measured_GBps},
+          {"fraction_of_peak", r.measured_GBps / r.peak_GBps},
+          {"bus_fraction_of_peak", r.bus_GBps / r.peak_GBps},
+          {"row_hit_rate", r.row_hit_rate},
+          {"mean_latency_ns", r.mean_latency_ns}};
+}
+
+void print_header(const HbmPatternRequest& request, const std::string& streams) {
+  const SystemConfig& config = request.config;
+  std::printf("t3sim bandwidth: system %s, hbm.model %s, pattern %s, %s streams of %u B\n",
+              config.name.c_str(), config.hbm.model == HbmModel::Bank ? "bank" : "simple",
+              request.pattern.c_str(), streams.c_str(), request.access_bytes);
+  if (request.pattern == "update" && config.hbm.model == HbmModel::Bank) {
+    std::printf("hbm.nmc.placement %s\n",
+                config.hbm.nmc.placement == NmcPlacement::Bank ? "bank" : "base-die");
+  }
+  std::printf("\n%-10s %12s %10s %10s %10s %14s\n", streams.find(',') == std::string::npos
+                                                        ? "pattern"
+                                                        : "streams",
+              "GB/s", "of peak", "bus", "row hits", "mean latency");
+}
+
+void print_row(const std::string& label, const nlohmann::json& point) {
+  std::printf("%-10s %12.1f %9.1f%% %9.1f%% %9.1f%% %11.1f ns\n", label.c_str(),
+              point["measured_GBps"].get<double>(), 100 * point["fraction_of_peak"].get<double>(),
+              100 * point["bus_fraction_of_peak"].get<double>(),
+              100 * point["row_hit_rate"].get<double>(), point["mean_latency_ns"].get<double>());
+}
+
+// The bank model's timing may not let any stream reach the pins' rate: say so beside it.
+void print_reachable_peak(const SystemConfig& config, const HbmPatternResult& r) {
+  if (config.hbm.model != HbmModel::Bank) return;
+  std::printf(
+      "reachable peak %.1f GB/s (%s), tCK %.4f ns\n", r.reachable_peak_GBps,
+      r.peak_limited_by.empty() ? "the pins' rate" : ("capped by " + r.peak_limited_by).c_str(),
+      dram_clock_ns(config.hbm));
+}
+
+// --streams with several counts: one run per count, each in a process of its own (SystemC
+// elaborates once per process), printed as a loaded-latency curve.
+int sweep_streams(const po::variables_map& values, const HbmPatternRequest& base,
+                  const std::vector<int>& counts, int saturating) {
+  std::vector<IsolatedJob> jobs;
+  for (int streams : counts) {
+    HbmPatternRequest request = base;
+    request.streams = streams;
+    jobs.push_back([request] { return point_of(request, characterise_hbm(request)); });
+  }
+  const std::vector<nlohmann::json> points = run_isolated(jobs, default_jobs());
+  for (const nlohmann::json& point : points) {
+    if (point.contains("error")) throw std::runtime_error(point["error"].get<std::string>());
+  }
+  print_header(base, values["streams"].as<std::string>());
+  for (const nlohmann::json& point : points) {
+    print_row(std::to_string(point["streams"].get<int>()), point);
+  }
+  std::printf("\npeak %.1f GB/s; %d streams saturate by the bandwidth-delay product\n",
+              base.config.hbm.bandwidth_GBps, saturating);
+  if (values.count("json")) {
+    write_json(values["json"].as<std::string>(), {{"job", "bandwidth"},
+                                                  {"pattern", base.pattern},
+                                                  {"access_bytes", base.access_bytes},
+                                                  {"saturating_streams", saturating},
+                                                  {"peak_GBps", base.config.hbm.bandwidth_GBps},
+                                                  {"points", points},
+                                                  {"config", to_json(base.config)}});
+  }
+  return 0;
+}
+
 int characterise(const po::variables_map& values, const SystemConfig& config) {
   const std::string name = values["pattern"].as<std::string>();
   const auto& names = hbm_patterns();
@@ -81,52 +181,40 @@ int characterise(const po::variables_map& values, const SystemConfig& config) {
                      did_you_mean(name, names));
   }
   HbmPatternRequest request = hbm_pattern_request(config, name);
-  if (values.count("streams")) request.streams = values["streams"].as<int>();
-  if (values.count("access-bytes"))
+  if (values.count("access-bytes")) {
     request.access_bytes = values["access-bytes"].as<std::uint32_t>();
-  if (request.streams < 1) throw UsageError("--streams: must be at least 1");
+    request.streams = hbm_saturating_streams(config.hbm, request.access_bytes);
+  }
   if (request.access_bytes < 1) throw UsageError("--access-bytes: must be at least 1");
+  const int saturating = request.streams;
+  const std::vector<int> counts = stream_counts(values, saturating);
+  if (counts.size() > 1) return sweep_streams(values, request, counts, saturating);
+  request.streams = counts.front();
 
   const auto wall_start = std::chrono::steady_clock::now();
   const HbmPatternResult r = characterise_hbm(request);
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  const double peak = r.peak_GBps;
-  std::printf("t3sim bandwidth: system %s, hbm.model %s, pattern %s, %d streams of %u B\n\n",
-              config.name.c_str(), r.hbm["model"].get<std::string>().c_str(), name.c_str(),
-              request.streams, request.access_bytes);
-  std::printf("%-10s %12s %10s %10s %10s %14s\n", "pattern", "GB/s", "of peak", "bus", "row hits",
-              "mean latency");
-  std::printf("%-10s %12.1f %9.1f%% %9.1f%% %9.1f%% %11.1f ns\n", name.c_str(), r.measured_GBps,
-              100 * r.measured_GBps / peak, 100 * r.bus_GBps / peak, 100 * r.row_hit_rate,
-              r.mean_latency_ns);
-  std::printf("\npeak %.1f GB/s; simulated %.3f us in %.2f s of wall time\n", peak,
+  const nlohmann::json point = point_of(request, r);
+  print_header(request, std::to_string(request.streams));
+  print_row(name, point);
+  std::printf("\npeak %.1f GB/s; simulated %.3f us in %.2f s of wall time\n", r.peak_GBps,
               r.simulated_ns / 1e3, wall_s);
-  // The bank model's timing may not let any stream reach the pins' rate: say so beside it.
-  if (config.hbm.model == HbmModel::Bank) {
-    std::printf(
-        "reachable peak %.1f GB/s (%s), tCK %.4f ns\n", r.reachable_peak_GBps,
-        r.peak_limited_by.empty() ? "the pins' rate" : ("capped by " + r.peak_limited_by).c_str(),
-        dram_clock_ns(config.hbm));
-  }
+  print_reachable_peak(config, r);
   if (values.count("json")) {
-    write_json(values["json"].as<std::string>(), {{"job", "bandwidth"},
-                                                  {"pattern", name},
-                                                  {"streams", request.streams},
-                                                  {"access_bytes", request.access_bytes},
-                                                  {"bytes", r.bytes},
-                                                  {"time_ns", r.time_ns},
-                                                  {"measured_GBps", r.measured_GBps},
-                                                  {"peak_GBps", peak},
-                                                  {"reachable_peak_GBps", r.reachable_peak_GBps},
-                                                  {"peak_limited_by", r.peak_limited_by},
-                                                  {"fraction_of_peak", r.measured_GBps / peak},
-                                                  {"bus_fraction_of_peak", r.bus_GBps / peak},
-                                                  {"row_hit_rate", r.row_hit_rate},
-                                                  {"mean_latency_ns", r.mean_latency_ns},
-                                                  {"hbm", r.hbm},
-                                                  {"wall_time_s", wall_s},
-                                                  {"config", to_json(config)}});
+    nlohmann::json document = {{"job", "bandwidth"},
+                               {"pattern", name},
+                               {"access_bytes", request.access_bytes},
+                               {"bytes", r.bytes},
+                               {"time_ns", r.time_ns},
+                               {"peak_GBps", r.peak_GBps},
+                               {"reachable_peak_GBps", r.reachable_peak_GBps},
+                               {"peak_limited_by", r.peak_limited_by},
+                               {"hbm", r.hbm},
+                               {"wall_time_s", wall_s},
+                               {"config", to_json(config)}};
+    document.update(point);
+    write_json(values["json"].as<std::string>(), document);
   }
   return 0;
 }
@@ -138,7 +226,12 @@ int bandwidth_command(const std::vector<std::string>& args) {
   options.add_options()("json", po::value<std::string>(), "write the results as JSON to this file")(
       "pattern", po::value<std::string>(),
       "characterise GPU 0's HBM alone: read, write, copy, mix, random or update")(
-      "streams", po::value<int>(), "with --pattern: accesses in flight (default 16, random 256)")(
+      "streams", po::value<std::string>(),
+      "with --pattern: accesses in flight, or a comma-separated list of counts for a "
+      "loaded-latency curve (rate, row hits and mean latency at each); default: the count that "
+      "saturates the HBM, peak bandwidth x loaded latency / access size, the loaded latency "
+      "being a row miss's idle latency plus the time a full queue (hbm.queue_depth granules) "
+      "takes at its share of the peak")(
       "access-bytes", po::value<std::uint32_t>(),
       "with --pattern: bytes per access (default 65536, random 4096)");
   const auto values = parse(args, options);

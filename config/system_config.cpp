@@ -90,10 +90,16 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("hbm.nmc_update_occupancy", h.nmc_update_occupancy,
           {"",
            "simple model: channel time of a near-memory update relative to a write of the same "
-           "size (the bank model reads and writes the bank instead)",
+           "size (the bank model times updates by hbm.nmc.placement instead)",
            1, 100});
   v.visit("hbm.nmc_alu_latency_ns", h.nmc_alu_latency_ns,
           {"ns", "near-bank adder latency added to an update", 0, 1e6});
+  visit_enum(v, "hbm.nmc.placement", h.nmc.placement, std::array{"bank", "base-die"},
+             "bank model: where an update's add happens. bank: a near-bank unit fed from the row "
+             "buffer (HBM-PIM); the operand crosses the data bus as a write does and the bank "
+             "reads, adds and writes the column back. base-die: beside the controller; the data "
+             "is read out over the bus and the sum written back, with the bus turnarounds. The "
+             "simple model keeps hbm.nmc_update_occupancy either way");
 
   v.visit("hbm.mca.threshold", h.mca.threshold,
           {"",

@@ -25,6 +25,10 @@ enum class PriorityClass { Compute, Communication };
 // bank: banks, rows, command timing and refresh per pseudo-channel; simple: a bandwidth pipe per
 // channel with a fixed latency (kept for comparison).
 enum class HbmModel { Bank, Simple };
+// Where the bank model applies a near-memory update's add: bank, a processing unit beside the
+// banks fed from the row buffer (HBM-PIM); base-die, beside the controller, the data read out over
+// the pseudo-channel's bus and the sum written back (models/hbm/update_placement.h).
+enum class NmcPlacement { Bank, BaseDie };
 // The bank schedulers hbm.bank.scheduler may name (beneath the arbitration policy): frfcfs, row
 // hits first, then the oldest; fcfs, the oldest. Each is one file of models/hbm/scheduler/,
 // registered there against its name here.
@@ -116,6 +120,10 @@ struct BankConfig {
   DramTimingConfig timing;
 };
 
+struct NmcConfig {
+  NmcPlacement placement = NmcPlacement::Bank;
+};
+
 struct HbmConfig {
   HbmModel model = HbmModel::Bank;
   std::uint64_t capacity_bytes = 32ull << 30;
@@ -128,6 +136,7 @@ struct HbmConfig {
   PriorityClass priority_class = PriorityClass::Compute;
   double nmc_update_occupancy = 2.0;  // bank time of an update relative to a write of its size
   double nmc_alu_latency_ns = 4.0;
+  NmcConfig nmc;
   McaConfig mca;
   BankConfig bank;
 };

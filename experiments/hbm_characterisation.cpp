@@ -1,6 +1,7 @@
 #include "experiments/hbm_characterisation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "config/dram_timing.h"
@@ -71,11 +72,28 @@ HbmPatternRequest hbm_pattern_request(const SystemConfig& config, const std::str
   HbmPatternRequest request;
   request.config = config;
   request.pattern = pattern;
-  if (pattern == "random") {
-    request.streams = 256;
-    request.access_bytes = 4096;
-  }
+  if (pattern == "random") request.access_bytes = 4096;
+  request.streams = hbm_saturating_streams(config.hbm, request.access_bytes);
   return request;
+}
+
+int hbm_saturating_streams(const HbmConfig& hbm, std::uint32_t access_bytes) {
+  const bool banked = hbm.model == HbmModel::Bank;
+  double idle_ns = hbm.latency_ns;
+  if (banked) {
+    const DramTimingNs t = dram_timing_ns(hbm);
+    idle_ns = hbm.bank.controller_latency_ns + t.rp + t.rcd_rd + t.cl;
+  }
+  const double queues = static_cast<double>(hbm.channels * (banked ? hbm.bank.pseudo_channels : 1));
+  const double queue_bytes = static_cast<double>(hbm.queue_depth * hbm.interleave_bytes);
+  const double drain_ns = queue_bytes / (hbm.bandwidth_GBps / queues);  // GB/s = B/ns
+  const double in_flight = hbm.bandwidth_GBps * (idle_ns + drain_ns);
+  return std::max(1, static_cast<int>(std::ceil(in_flight / access_bytes)));
+}
+
+double hbm_update_bus_factor(const HbmConfig& hbm) {
+  if (hbm.model == HbmModel::Simple) return hbm.nmc_update_occupancy;
+  return hbm.nmc.placement == NmcPlacement::Bank ? 1.0 : 2.0;
 }
 
 HbmPatternResult characterise_hbm(const HbmPatternRequest& request) {
@@ -101,7 +119,9 @@ HbmPatternResult characterise_hbm(const HbmPatternRequest& request) {
     result.reachable_peak_GBps = reachable.reachable_GBps;
     result.peak_limited_by = reachable.limited_by;
   }
-  result.bus_GBps = request.pattern == "update" ? 2 * result.measured_GBps : result.measured_GBps;
+  result.bus_GBps = request.pattern == "update"
+                       ? hbm_update_bus_factor(config.hbm) * result.measured_GBps
+                       : result.measured_GBps;
   result.row_hit_rate = result.hbm.value("row_hit_rate", 0.0);
   result.mean_latency_ns = traffic.mean_latency().to_seconds() * 1e9;
   result.simulated_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;

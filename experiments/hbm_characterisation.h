@@ -23,11 +23,24 @@ const std::vector<std::string>& hbm_patterns();
 struct HbmPatternRequest {
   SystemConfig config;
   std::string pattern = "read";
-  int streams = 16;
+  int streams = 16;  // hbm_pattern_request sets the saturating count
   std::uint32_t access_bytes = 64 * 1024;
 };
-// 16 streams of 64 KiB (several rows ahead on every pseudo-channel), or for random 256 of 4 KiB.
+// Accesses of 64 KiB (4 KiB for random), as many streams of them as saturate the HBM
+// (hbm_saturating_streams).
 HbmPatternRequest hbm_pattern_request(const SystemConfig& config, const std::string& pattern);
+
+// The streams that keep every queue of the HBM full, from the bandwidth-delay product: peak
+// bandwidth x loaded latency / access size, the loaded latency being what an access that finds
+// its queue full waits: the idle latency of a row miss (bank model: controller, tRP, tRCD, CL;
+// simple model: hbm.latency_ns) plus the time the queue's hbm.queue_depth granules ahead of it
+// take at the queue's share of the peak.
+int hbm_saturating_streams(const HbmConfig& hbm, std::uint32_t access_bytes);
+
+// Data-bus bytes per update byte: the simple model's nmc_update_occupancy; on the bank model one
+// (bank placement: only the operand crosses the bus, as a write's data) or two (base-die: the
+// bank's data comes out and the sum goes back in).
+double hbm_update_bus_factor(const HbmConfig& hbm);
 
 struct HbmPatternResult {
   std::uint64_t bytes = 0;
@@ -36,7 +49,7 @@ struct HbmPatternResult {
   double peak_GBps = 0;            // hbm.bandwidth_GBps
   double reachable_peak_GBps = 0;  // what the bank model's timing allows (config/dram_timing.h)
   std::string peak_limited_by;     // the timing key that caps it, "" if none
-  double bus_GBps = 0;             // an update moves its bytes over the bus twice
+  double bus_GBps = 0;             // data-bus rate: updates x hbm_update_bus_factor
   double row_hit_rate = 0;
   double mean_latency_ns = 0;
   double simulated_ns = 0;

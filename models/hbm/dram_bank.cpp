@@ -171,7 +171,8 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
       bank_groups_(static_cast<int>(config.bank.bank_groups)),
       group_mask_((bank_groups_ & (bank_groups_ - 1)) == 0 ? bank_groups_ - 1 : -1),
       banks_per_group_(static_cast<int>(config.bank.banks_per_group)),
-      refresh_(timing.refi, timing.rp, timing.rfc, refresh_phase) {
+      refresh_(timing.refi, timing.rp, timing.rfc, refresh_phase),
+      placement_(make_update_placement(config.nmc.placement)) {
   if (config.bank.bank_groups < 1 || config.bank.bank_groups > kMaxBankGroups) {
     throw ConfigError("hbm.bank.bank_groups: " + std::to_string(config.bank.bank_groups) +
                       " is outside 1.." + std::to_string(kMaxBankGroups));
@@ -225,6 +226,32 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
   ++service.row_misses;
 }
 
+// The column phases of one update entry, for its placement (update_placement.h) to compose.
+template <int kGroups>
+class PseudoChannelTimer::Phases final : public UpdatePhases {
+ public:
+  Phases(PseudoChannelTimer& timer, const DramLocation& where, std::uint64_t arrival,
+         std::uint64_t now, DramService& service)
+      : timer_(timer), where_(where), arrival_(arrival), now_(now), service_(service) {}
+  int bursts() const override { return where_.bursts; }
+  void read_out(std::uint64_t* data_end) override {
+    timer_.columns<false, true, kGroups>(where_, arrival_, now_, nullptr, data_end, service_);
+  }
+  void write_in(const std::uint64_t* data_from) override {
+    timer_.columns<true, true, kGroups>(where_, arrival_, now_, data_from, nullptr, service_);
+  }
+  void add_in_bank(std::uint64_t alu) override {
+    timer_.add_in_bank<kGroups>(where_, arrival_, now_, alu, service_);
+  }
+
+ private:
+  PseudoChannelTimer& timer_;
+  const DramLocation& where_;
+  std::uint64_t arrival_;
+  std::uint64_t now_;
+  DramService& service_;
+};
+
 // The bursts of one entry in one direction (the hot loop of the model). Each bank group's bank
 // opens its row, if needed, at the group's first burst: an ACT's time depends on the earlier ACTs
 // and its own bank alone, so opening there is opening all of them first. Past that no bank opens
@@ -238,9 +265,9 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
 // the usual count's bank-group arithmetic is constant.
 template <bool Write, bool Update, int kGroups>
 void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arrival,
-                                 std::uint64_t earliest, const std::uint64_t* burst_earliest,
+                                 std::uint64_t earliest, const std::uint64_t* data_from,
                                  std::uint64_t* burst_end, DramService& service) {
-  constexpr bool kBurstFloors = Update && Write;  // an update's writes wait for their sums
+  constexpr bool kBurstFloors = Update && Write;  // a base-die update's writes wait for their sums
   constexpr bool kBurstEnds = Update && !Write;   // an update's reads say when each is back
   const int bursts = where.bursts;
   if (bursts == 0) return;
@@ -307,19 +334,21 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
         open_row(b, group, where.row, arrival, service);
       }
     }
-    std::uint64_t group_floor = std::max(floor, b.activated + rcd);
+    // An in-bank update's sum-write column holds the bank group's column path (0 if none came).
+    std::uint64_t group_floor =
+        std::max({floor, b.activated + rcd, column_ready_after_update_[to_size(group)]});
     if (after_write) {
       group_floor = std::max(group_floor, group == write_group ? wtr_l_from : wtr_s_from);
     }
     floors[group] = group_floor;
     at = group_floor;
-    if (kBurstFloors) at = std::max(at, burst_earliest[i]);
+    if (kBurstFloors && data_from[i] > at + latency) at = data_from[i] - latency;
     if (last_group >= 0) at = std::max(at, last_column + (group == last_group ? ccd_l : ccd_s));
     issue(i);
   }
   for (; i < full_rule; ++i) {  // later rounds under every constraint
     at = floors[group];
-    if (kBurstFloors) at = std::max(at, burst_earliest[i]);
+    if (kBurstFloors && data_from[i] > at + latency) at = data_from[i] - latency;
     at = std::max(at, last_column + (group == last_group ? ccd_l : ccd_s));
     issue(i);
   }
@@ -340,6 +369,66 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   bus_free_ = bus_free;
   service.bus_busy += static_cast<std::uint64_t>(bursts) * burst;
   service.data_end = std::max(service.data_end, bus_free);
+  service.last_column = std::max(service.last_column, at);
+}
+
+// An update beside the banks (HBM-PIM style), burst by burst under every constraint (updates are
+// few beside reads and writes, so no fast path). The column command carries the operand over the
+// data bus as a write's data (CWL, then the burst; the read-to-write turnaround before it, tWTR
+// after it, as for a write) while the bank reads the column from the open row; the unit has the
+// old value tCCD_L after the read and the operand once its burst is in, adds (alu), and writes the
+// sum back with a column write in the same row; the bank precharges no earlier than tWR after
+// that write's data. The bank group's column path takes each burst's read and write, tCCD_L each:
+// the next update's column there follows by 2 x tCCD_L (the unit pipelines: one burst's write
+// goes between the next bursts' reads), any other column by tCCD_L after the sum's write.
+template <int kGroups>
+void PseudoChannelTimer::add_in_bank(const DramLocation& where, std::uint64_t arrival,
+                                     std::uint64_t earliest, std::uint64_t alu,
+                                     DramService& service) {
+  const int bursts = where.bursts;
+  if (bursts == 0) return;
+  const int bank_groups = kGroups > 0 ? kGroups : bank_groups_;
+  const std::uint64_t rcd = std::max(t_.rcd_rd, t_.rcd_wr);  // the column is read, then written
+  std::uint64_t floor = earliest;
+  if (any_read_) {  // read-to-write on the bus: the operand starts rtw_gap after the read's data
+    const std::uint64_t data_from = last_read_ + t_.cl + t_.burst + t_.rtw_gap;
+    if (data_from > floor + t_.cwl) floor = data_from - t_.cwl;
+  }
+  Bank* const banks = &bank(0, where.bank);
+  int group = kGroups > 0 ? where.first_burst % kGroups : group_of(where.first_burst);
+  std::uint64_t at = 0;
+  std::uint64_t bus_free = bus_free_;
+  std::uint64_t applied = 0;  // the last sum's write data in the bank
+  for (int i = 0; i < bursts; ++i) {
+    Bank& b = banks[group];
+    if (i < bank_groups) {  // each group's first burst opens its bank's row if needed
+      if (b.open_row == static_cast<std::int64_t>(where.row)) {
+        ++service.row_hits;
+      } else {
+        open_row(b, group, where.row, arrival, service);
+      }
+    }
+    const auto g = to_size(group);
+    at = std::max({floor, b.activated + rcd, update_column_ready_[g]});
+    if (last_column_group_ >= 0) {
+      at = std::max(at, last_column_ + (group == last_column_group_ ? t_.ccd_l : t_.ccd_s));
+    }
+    if (bus_free > at + t_.cwl) at = bus_free - t_.cwl;
+    bus_free = at + t_.cwl + t_.burst;
+    const std::uint64_t sum_write = std::max(at + t_.ccd_l, bus_free) + alu;
+    applied = std::max(applied, sum_write + t_.burst);
+    b.pre_ready = std::max(b.pre_ready, sum_write + t_.burst + t_.wr);
+    update_column_ready_[g] = at + 2 * t_.ccd_l;
+    column_ready_after_update_[g] = std::max(column_ready_after_update_[g], sum_write + t_.ccd_l);
+    last_column_ = at;
+    last_column_group_ = group;
+    if (++group == bank_groups) group = 0;
+  }
+  last_write_end_ = bus_free;
+  last_write_group_ = last_column_group_;
+  bus_free_ = bus_free;
+  service.bus_busy += static_cast<std::uint64_t>(bursts) * t_.burst;
+  service.data_end = std::max(service.data_end, applied);
   service.last_column = std::max(service.last_column, at);
 }
 
@@ -371,16 +460,8 @@ DramService PseudoChannelTimer::serve_columns(const DramLocation& where, Kind ki
     columns<true, false, kGroups>(where, arrival, now, nullptr, nullptr, service);
     return service;
   }
-  // An update reads its bursts, adds in the near-bank ALU, and writes the sums back: each write
-  // waits for its own burst's data plus the ALU, and the bus turns around between the phases.
-  std::vector<std::uint64_t>& ready = update_ready_;
-  ready.resize(to_size(where.bursts));
-  columns<false, true, kGroups>(where, arrival, now, nullptr, ready.data(), service);
-  for (std::uint64_t& at : ready) {
-    const std::uint64_t data_ready = at + alu;
-    at = data_ready > t_.cwl ? data_ready - t_.cwl : 0;  // the write command, CWL ahead of its data
-  }
-  columns<true, true, kGroups>(where, arrival, now, ready.data(), nullptr, service);
+  Phases<kGroups> phases(*this, where, arrival, now, service);
+  placement_->serve(phases, alu, update_ready_);
   return service;
 }
 

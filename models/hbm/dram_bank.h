@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/system_config.h"
 #include "models/hbm/refresh.h"
+#include "models/hbm/update_placement.h"
 #include "protocol/to_size.h"
 
 namespace t3 {
@@ -123,8 +125,8 @@ struct DramTiming {
 class PseudoChannelTimer {
  public:
   enum class Kind { Read, Write, Update };
-  // `timing` must outlive the timer. Throws ConfigError for hbm.bank.bank_groups outside
-  // 1..kMaxBankGroups.
+  // `timing` must outlive the timer; config.nmc.placement says how it times updates. Throws
+  // ConfigError for hbm.bank.bank_groups outside 1..kMaxBankGroups.
   PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
                      std::uint64_t refresh_phase);
 
@@ -142,8 +144,8 @@ class PseudoChannelTimer {
     }
     return true;
   }
-  // Serves one entry decided at `now` that arrived at `arrival`; alu delays an update's writes
-  // after its reads return.
+  // Serves one entry decided at `now` that arrived at `arrival`; an update is the placement's to
+  // time, alu the time of its add.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,
                     std::uint64_t alu);
   // serve() with the bank-group count a constant (kGroups = 4, what serve() takes for a timer of
@@ -166,6 +168,9 @@ class PseudoChannelTimer {
     std::uint64_t activated = 0;  // its open row's ACT: RD and WR follow by tRCD
     std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
   };
+  // One update entry's column phases (UpdatePhases) on this timer, for its placement to compose.
+  template <int kGroups>
+  class Phases;
   // Inline: every entry asks, and few find a refresh due.
   void refresh_until(std::uint64_t now) {
     if (refresh_.due(now)) refresh(now);
@@ -178,11 +183,16 @@ class PseudoChannelTimer {
                 DramService& service);
   // Issues the entry's bursts in one direction, each at the earliest time every constraint allows
   // and no earlier than `earliest`, opening rows (no earlier than `arrival`) where they are not
-  // open. For an update's writes (Update and Write) also no earlier than burst_earliest[i]; for its
-  // reads (Update, not Write) burst_end[i] receives burst i's data end.
+  // open. For a base-die update's writes (Update and Write) burst i's data also starts no earlier
+  // than data_from[i]; for its reads (Update, not Write) burst_end[i] receives burst i's data end.
   template <bool Write, bool Update, int kGroups>
   void columns(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
-               const std::uint64_t* burst_earliest, std::uint64_t* burst_end, DramService& service);
+               const std::uint64_t* data_from, std::uint64_t* burst_end, DramService& service);
+  // An update added beside the banks: each burst's operand crosses the bus as a write's data, and
+  // its bank reads the column and writes the sum back (UpdatePhases::add_in_bank).
+  template <int kGroups>
+  void add_in_bank(const DramLocation& where, std::uint64_t arrival, std::uint64_t earliest,
+                   std::uint64_t alu, DramService& service);
   // serve() past the refresh.
   template <int kGroups>
   DramService serve_columns(const DramLocation& where, Kind kind, std::uint64_t arrival,
@@ -217,11 +227,17 @@ class PseudoChannelTimer {
   std::uint64_t last_write_end_ = 0;  // end of the last write's data
   int last_write_group_ = -1;
   std::uint64_t bus_free_ = 0;  // data bus free from here
+  // Per bank group, after in-bank updates: the next update's column (each burst takes the group's
+  // column path twice, its read and its write, tCCD_L each), and any other column (tCCD_L after
+  // the last sum's write column).
+  std::array<std::uint64_t, kMaxBankGroups> update_column_ready_{};
+  std::array<std::uint64_t, kMaxBankGroups> column_ready_after_update_{};
   Refresh refresh_;
   bool any_open_ = false;         // some bank holds a row open
   std::uint64_t open_since_ = 0;  // the activation that ended the last all-closed stretch
   std::uint64_t open_time_ = 0;   // all-open stretches closed by a refresh, summed
-  std::vector<std::uint64_t> update_ready_;  // scratch: when each read burst's sum is ready
+  std::shared_ptr<const UpdatePlacement> placement_;
+  std::vector<std::uint64_t> update_ready_;  // scratch of the placement: one time per burst
 };
 
 }  // namespace t3

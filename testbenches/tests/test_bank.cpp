@@ -486,29 +486,118 @@ TEST_CASE("Bank MCA: held-back writes do not start the write drain", "[bank][sch
   CHECK(order[0] == TrafficClass::Compute);  // the one pick made with the gate shut
 }
 
-TEST_CASE("Bank update is a read, the ALU and a write of the bank", "[bank][nmc]") {
-  const HbmConfig config = one_pseudo_channel();
-  const DramTimingNs t = dram_timing_ns(config);
+// Writes base, updates it with add, reads it back (functional mode, one burst, row open, the
+// turnarounds long past); returns the update's and the rewrite's times, checks the sums.
+struct UpdateTimes {
+  sc_time update, write;
+};
+UpdateTimes update_then_write(const HbmConfig& config) {
   Bench bench("bench", config, SimMode::Functional);
   std::vector<float> base(8, 1.5f), add(8, 2.0f), out(8, 0.0f);
-  sc_time update_done, write_done;
+  UpdateTimes times;
   Bench::thread([&] {
     bench.access(Op::Write, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(base.data()));
     sc_time start = sc_time_stamp();
     bench.access(Op::Update, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(add.data()));
-    update_done = sc_time_stamp() - start;
+    times.update = sc_time_stamp() - start;
     bench.access(Op::Read, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(out.data()));
     start = sc_time_stamp();
     bench.access(Op::Write, 0, 32, SC_ZERO_TIME, reinterpret_cast<unsigned char*>(base.data()));
-    write_done = sc_time_stamp() - start;
+    times.write = sc_time_stamp() - start;
   });
   sc_core::sc_start();
-  for (float v : out) CHECK(v == 3.5f);
-  // Row open, turnarounds long past: RD, CL, burst, ALU, then the WR whose data starts as the sum
-  // is ready, burst.
-  CHECK(update_done ==
-        ns(t.cl + 2.0 + config.nmc_alu_latency_ns + 2.0 + config.bank.controller_latency_ns));
-  CHECK(write_done == ns(t.cwl + 2.0 + config.bank.controller_latency_ns));
+  for (float v : out) CHECK(v == 3.5f);  // the add is the backing store's, whatever the timing
+  return times;
+}
+
+TEST_CASE("Bank update on the base die is a read out, the ALU and a write back", "[bank][nmc]") {
+  HbmConfig config = one_pseudo_channel();
+  config.nmc.placement = NmcPlacement::BaseDie;
+  const DramTimingNs t = dram_timing_ns(config);
+  const UpdateTimes times = update_then_write(config);
+  // RD, CL, burst, ALU, then the WR whose data starts as the sum is ready, burst.
+  CHECK(times.update ==
+        ns(t.cl + t.burst + config.nmc_alu_latency_ns + t.burst + config.bank.controller_latency_ns));
+  CHECK(times.write == ns(t.cwl + t.burst + config.bank.controller_latency_ns));
+}
+
+TEST_CASE("Bank update beside the banks: the operand as a write, the sum written in the bank",
+          "[bank][nmc]") {
+  const HbmConfig config = one_pseudo_channel();
+  REQUIRE(config.nmc.placement == NmcPlacement::Bank);
+  const DramTimingNs t = dram_timing_ns(config);
+  const UpdateTimes times = update_then_write(config);
+  // The column command reads the bank while the operand crosses the bus (CWL, burst); the sum is
+  // ready an ALU after both the old value (tCCD_L) and the operand, then written (a burst).
+  const double operand_in = t.cwl + t.burst;
+  CHECK(times.update == ns(std::max(t.ccd_l, operand_in) + config.nmc_alu_latency_ns + t.burst +
+                           config.bank.controller_latency_ns));
+  CHECK(times.write == ns(t.cwl + t.burst + config.bank.controller_latency_ns));
+}
+
+namespace {
+
+// One burst in bank group 0 of bank 0, in `row`.
+DramLocation one_burst(std::uint64_t row = 0) {
+  DramLocation where;
+  where.row = row;
+  where.bursts = 1;
+  return where;
+}
+
+}  // namespace
+
+TEST_CASE("Bank update beside the banks: a write's bus time, a read and a write column of the bank",
+          "[bank][nmc]") {
+  const HbmConfig config = one_pseudo_channel();
+  const DramTiming timing(config, 1000.0);  // 1 ps units
+  const std::uint64_t alu = 4000;
+  using Kind = PseudoChannelTimer::Kind;
+  // A read opens row 0; two entries of one burst each follow in the same bank group, back to
+  // back; then a read of another row of the same bank, which must precharge after the second.
+  struct Run {
+    DramService first, second, conflict;
+  };
+  const auto run = [&](Kind kind) {
+    PseudoChannelTimer timer(config, timing, 0);
+    Run r;
+    timer.serve(one_burst(), Kind::Read, 0, 0, alu);
+    r.first = timer.serve(one_burst(), kind, 0, 0, alu);
+    r.second = timer.serve(one_burst(), kind, 0, 0, alu);
+    r.conflict = timer.serve(one_burst(1), Kind::Read, 0, 0, alu);
+    return r;
+  };
+  const Run update = run(Kind::Update);
+  const Run write = run(Kind::Write);
+  // The data bus carries the operand once: a write's bursts at a write's times.
+  CHECK(update.first.bus_busy == write.first.bus_busy);
+  CHECK(update.first.last_column == write.first.last_column);
+  // The bank group takes the update's read column and its write column, tCCD_L each: the next
+  // update there follows by 2 x tCCD_L, a write by tCCD_L.
+  CHECK(update.second.last_column - update.first.last_column == 2 * timing.ccd_l);
+  CHECK(write.second.last_column - write.first.last_column == timing.ccd_l);
+  // The bank precharges tWR after the sum's write (ALU after both the old value and the operand),
+  // not after the operand's burst.
+  const std::uint64_t column = update.second.last_column;
+  const std::uint64_t operand_end = column + timing.cwl + timing.burst;
+  const std::uint64_t sum_end = std::max(column + timing.ccd_l, operand_end) + alu + timing.burst;
+  CHECK(update.second.data_end == sum_end);
+  const std::uint64_t write_end = write.second.last_column + timing.cwl + timing.burst;
+  CHECK(update.conflict.data_end - write.conflict.data_end == sum_end - write_end);
+  CHECK(update.conflict.row_misses == 1);
+}
+
+TEST_CASE("Bank update on the base die holds the bus for a read and a write", "[bank][nmc]") {
+  HbmConfig config = one_pseudo_channel();
+  config.nmc.placement = NmcPlacement::BaseDie;
+  const DramTiming timing(config, 1000.0);
+  PseudoChannelTimer timer(config, timing, 0), writes(config, timing, 0);
+  const std::uint64_t alu = 4000;
+  const DramService update = timer.serve(one_burst(), PseudoChannelTimer::Kind::Update, 0, 0, alu);
+  const DramService write = writes.serve(one_burst(), PseudoChannelTimer::Kind::Write, 0, 0, alu);
+  CHECK(update.bus_busy == 2 * write.bus_busy);
+  // ACT at 0, RD tRCD later, its data back (CL, burst), ALU, then the sum's write data, burst.
+  CHECK(update.data_end == timing.rcd_rd + timing.cl + timing.burst + alu + timing.burst);
 }
 
 TEST_CASE("Bank stream efficiencies: sequential reads near peak, mixes and random below",
@@ -574,6 +663,7 @@ TEST_CASE("Bank timer: the four-group path times every entry as the any-count pa
   // must give both the same service, entry by entry.
   HbmConfig config = one_pseudo_channel();
   config.bank.timing.refi = 3900;
+  config.nmc.placement = GENERATE(NmcPlacement::Bank, NmcPlacement::BaseDie);
   REQUIRE(config.bank.bank_groups == 4);
   const DramTiming timing(config, 1000.0);  // 1 ps units
   PseudoChannelTimer fixed(config, timing, 0), any(config, timing, 0);

@@ -3,7 +3,10 @@
 // against the other patterns, and the idle latency against the timing parameters.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/config_io.h"
 #include "config/dram_timing.h"
@@ -47,14 +50,76 @@ TEST_CASE("bandwidth --pattern mix and random reach measurably less than read", 
   CHECK(random["row_hit_rate"].get<double>() < mix["row_hit_rate"].get<double>());
 }
 
-TEST_CASE("bandwidth --pattern update costs a read and a write of the bank", "[cli][bank]") {
+TEST_CASE("bandwidth --pattern update: beside the banks at a write's rate, base-die below half",
+          "[cli][bank][nmc]") {
   const double write = pattern("write")["fraction_of_peak"].get<double>();
-  const nlohmann::json update = pattern("update");
-  // The bus carries the update's bytes twice, so at most half the write rate, and never more
-  // than the peak.
-  CHECK(update["fraction_of_peak"].get<double>() < write / 2);
-  CHECK(update["bus_fraction_of_peak"].get<double>() <= 1.0);
-  CHECK(update["hbm"]["bytes"]["update"]["communication"] == 64ull << 20);
+  const nlohmann::json bank = pattern("update");
+  const nlohmann::json base_die = pattern("update", "--set hbm.nmc.placement=base-die");
+  CHECK(bank["config"]["hbm"]["nmc"]["placement"] == "bank");
+  // Beside the banks only the operand crosses the bus, as a write's data: the bank's read and
+  // write columns hide behind the other bank groups' bursts.
+  CHECK(bank["fraction_of_peak"].get<double>() > 0.95 * write);
+  CHECK(bank["bus_fraction_of_peak"] == bank["fraction_of_peak"]);
+  // On the base die the bus carries the bytes twice (out and back), with the turnarounds: at
+  // most half the write rate, and never more than the peak.
+  CHECK(base_die["fraction_of_peak"].get<double>() < write / 2);
+  CHECK(base_die["bus_fraction_of_peak"].get<double>() <= 1.0);
+  for (const nlohmann::json& update : {bank, base_die}) {
+    CHECK(update["hbm"]["bytes"]["update"]["communication"] == 64ull << 20);
+  }
+}
+
+namespace {
+
+// The rates of a --streams sweep, by stream count.
+std::vector<std::pair<int, double>> rates(const nlohmann::json& sweep) {
+  std::vector<std::pair<int, double>> list;
+  for (const nlohmann::json& point : sweep["points"]) {
+    list.emplace_back(point["streams"].get<int>(), point["measured_GBps"].get<double>());
+  }
+  return list;
+}
+
+}  // namespace
+
+TEST_CASE("bandwidth --streams sweeps: no concurrency falls 10% below a lower one's rate",
+          "[cli][bank][streams]") {
+  for (const std::string name : {"read", "write", "copy", "mix", "random", "update"}) {
+    const nlohmann::json sweep =
+        run_json("bandwidth", "--pattern " + name + " --streams 1,2,4,8,16,32,64,128",
+                 "bandwidth-sweep-" + name + ".json");
+    const auto list = rates(sweep);
+    REQUIRE(list.size() == 8);
+    CHECK(list.front().first == 1);
+    CHECK(list.back().first == 128);
+    double best = 0;
+    for (const auto& [streams, rate] : list) {
+      INFO(name << " at " << streams << " streams: " << rate << " GB/s, best below " << best);
+      CHECK(rate >= 0.9 * best);
+      best = std::max(best, rate);
+    }
+    for (const nlohmann::json& point : sweep["points"]) {
+      CHECK(point["mean_latency_ns"].get<double>() > 0);
+      CHECK(point["row_hit_rate"].get<double>() > 0);
+    }
+  }
+}
+
+TEST_CASE("bandwidth --pattern's default stream count saturates the HBM", "[cli][bank][streams]") {
+  for (const std::string name : {"read", "write", "copy", "mix", "random", "update"}) {
+    const int streams = pattern(name)["streams"].get<int>();
+    const nlohmann::json sweep =
+        run_json("bandwidth",
+                 "--pattern " + name + " --streams " + std::to_string(streams) + "," +
+                     std::to_string(2 * streams),
+                 "bandwidth-saturation-" + name + ".json");
+    CHECK(sweep["saturating_streams"] == streams);
+    const auto list = rates(sweep);
+    REQUIRE(list.size() == 2);
+    INFO(name << ": " << list[0].second << " GB/s at " << streams << " streams, " << list[1].second
+              << " at " << 2 * streams);
+    CHECK(list[0].second >= 0.9 * list[1].second);
+  }
 }
 
 TEST_CASE("bandwidth --pattern idle latency follows the timing parameters", "[cli][bank]") {

@@ -205,7 +205,7 @@ TEST_CASE("bandwidth --help lists only options bandwidth accepts", "[cli][help]"
   samples.context = {{"tp", "2"}};
   samples.samples = with(system_samples(2), {{"json", file("help-bandwidth.json")},
                                              {"pattern", "read"},
-                                             {"streams", "4 --pattern read"},
+                                             {"streams", "4,8 --pattern read"},
                                              {"access-bytes", "4096 --pattern read"}});
   check_help("bandwidth", samples);
 }

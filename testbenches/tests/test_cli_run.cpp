@@ -283,6 +283,18 @@ TEST_CASE("t3sim run checks its data in functional mode", "[cli][scenario]") {
   }
 }
 
+TEST_CASE("t3sim run's functional check passes with the near-memory adds on the base die",
+          "[cli][scenario][nmc]") {
+  // The adds are the backing store's whatever the placement times them as: the same sums.
+  const nlohmann::json result = run_json(
+      "run",
+      "--model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 --functional --scenario t3-mca "
+      "--set hbm.nmc.placement=base-die",
+      "run-functional-base-die.json");
+  CHECK(result["functional_check"] == "passed");
+  CHECK(result["config"]["hbm"]["nmc"]["placement"] == "base-die");
+}
+
 TEST_CASE("t-nlg op at TP 8: t3-mca and the fused scenarios keep the paper's ordering",
           "[cli][scenario][paper]") {
   check_paper_sublayer("op");
