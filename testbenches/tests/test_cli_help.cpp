@@ -33,7 +33,7 @@ struct CommandSamples {
 // The long options a help text lists: its lines "  --name ..." or "  -h [ --help ] ...".
 // Continuation lines are indented further, so an option named in a description is not read.
 std::vector<std::string> listed_options(const std::string& help) {
-  static const std::regex option(R"(^  (?:-\w \[ )?--([a-z0-9][a-z0-9-]*))");
+  static const std::regex option(R"(^  (?:-\w \[ )?--([a-z0-9][a-zA-Z0-9-]*))");
   std::vector<std::string> names;
   std::istringstream lines(help);
   for (std::string line; std::getline(lines, line);) {
