@@ -16,7 +16,8 @@ namespace t3::cli {
 po::options_description system_options(bool with_tp) {
   po::options_description options("System");
   options.add_options()("system", po::value<std::string>()->default_value("t3-paper"),
-                        "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8)");
+                        "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8, "
+                        "dramsys-hbm2)");
   if (with_tp) {
     options.add_options()("tp", po::value<int>(), "GPUs in the tensor-parallel group (sets gpus)");
   }

@@ -1,6 +1,7 @@
 // Shared pieces of the t3sim command line: system selection, overrides, output files.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/system_config.h"
+#include "harness/trace_recorder.h"
 #include "protocol/gemm_layout.h"
 #include "workloads/scenario.h"
 
@@ -57,6 +59,12 @@ SystemConfig workload_system(const po::variables_map& options);
 // if --model, --sublayer or --tokens is given beside it.
 std::optional<GemmShape> custom_shape(const po::variables_map& options);
 
+// --record FILE and --gpu N, for commands whose HBM traffic can be recorded as an STL trace.
+po::options_description record_options();
+// The recorder --record asks for (nullptr without it), observing the systems built while it lives.
+std::unique_ptr<TraceRecorder> recorder_from(const po::variables_map& options,
+                                             const SystemConfig& config);
+
 int config_command(const std::vector<std::string>& args);
 int gemm_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
@@ -65,5 +73,6 @@ int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int model_command(const std::vector<std::string>& args);
+int trace_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

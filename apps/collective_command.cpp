@@ -327,7 +327,7 @@ nlohmann::json result_document(const Request& r, const CollectiveResult& m) {
 
 int collective_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
-  options.add(collective_options());
+  options.add(collective_options()).add(record_options());
   const auto values = parse(args, options);
   if (values.count("help")) {
     print_help(options);
@@ -335,7 +335,9 @@ int collective_command(const std::vector<std::string>& args) {
   }
   const Request request = parse_request(values);
   const bool json = values.count("json") > 0;
+  const std::unique_ptr<TraceRecorder> recorder = recorder_from(values, request.config);
   const CollectiveResult measured = run_collective(request, json);
+  if (recorder) recorder->close();
   print_summary(request, measured);
   if (json) write_json(values["json"].as<std::string>(), result_document(request, measured));
   return 0;

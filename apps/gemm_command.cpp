@@ -106,7 +106,7 @@ int gemm_command(const std::vector<std::string>& args) {
                      "simulate every GPU of the TP group, each running the same GEMM at once "
                      "(byte and transaction counts become the group's totals); by default "
                      "one GPU, which runs exactly as it would beside the others");
-  options.add(gemm);
+  options.add(gemm).add(record_options());
   const auto values = parse(args, options);
   if (print_help_if_asked(
           values, options,
@@ -129,8 +129,10 @@ int gemm_command(const std::vector<std::string>& args) {
   const SystemConfig simulated = simulated_system(config, whole_group);
   const GroupGemmPlan plan = plan_group_gemm(simulated, shape);
 
+  const std::unique_ptr<TraceRecorder> recorder = recorder_from(values, simulated);
   TpGroup group("group", simulated);
   const RunSummary run = run_to_completion(group, plan.programs());
+  if (recorder) recorder->close();
 
   // Kernel time: doorbell to last workgroup, the slowest GPU simulated.
   double time_ns = 0;

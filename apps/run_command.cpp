@@ -177,7 +177,7 @@ void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
 
 int run_command(const std::vector<std::string>& args) {
   po::options_description options = system_options();
-  options.add(workload_options()).add(scenario_options(true));
+  options.add(workload_options()).add(scenario_options(true)).add(record_options());
   const auto values = parse(args, options);
   if (print_help_if_asked(
           values, options,
@@ -195,6 +195,15 @@ int run_command(const std::vector<std::string>& args) {
   }
   if (values.count("trace")) job.trace = values["trace"].as<std::string>();
   if (values.count("vcd")) job.vcd = values["vcd"].as<std::string>();
+  if (values.count("record")) {
+    job.record = values["record"].as<std::string>();
+    check_output(job.record, "--record");
+    job.record_gpu = values["gpu"].as<int>();
+    if (job.record_gpu < 0 || job.record_gpu >= job.config.gpus) {
+      throw UsageError("--gpu " + std::to_string(job.record_gpu) + ": the group has GPUs 0.." +
+                       std::to_string(job.config.gpus - 1));
+    }
+  }
   const nlohmann::json result =
       run_scenarios({job}, {job.scenario}, jobs_of(values)).front().front();
   print_header("run", job, result);

@@ -7,6 +7,7 @@
 #include "experiments/isolated.h"
 #include "experiments/scenario_run.h"
 #include "harness/scenario_check.h"
+#include "harness/trace_recorder.h"
 #include "models/system/stall_error.h"
 #include "models/system/timeline.h"
 #include "models/system/vcd_trace.h"
@@ -36,6 +37,11 @@ void add_workload(nlohmann::json& result, const ScenarioJob& job) {
 nlohmann::json run_scenario_job(const ScenarioJob& job) {
   const ScenarioPlan plan =
       plan_sublayer_scenario(job.config, job.sublayer, shape_of(job), job.scenario);
+  // The recorder observes the group built next (ScenarioRun builds it).
+  std::unique_ptr<TraceRecorder> recorder;
+  if (!job.record.empty()) {
+    recorder = std::make_unique<TraceRecorder>(job.record, job.record_gpu, job.config);
+  }
   ScenarioRun run(job.config, plan);
   std::unique_ptr<Timeline> timeline;
   if (!job.trace.empty()) timeline = std::make_unique<Timeline>(run.group());
@@ -47,6 +53,7 @@ nlohmann::json run_scenario_job(const ScenarioJob& job) {
     check = std::make_unique<ScenarioCheck>(run.group(), plan, job.config.sim.seed);
   }
   run.run();
+  if (recorder) recorder->close();
   nlohmann::json result = run.result();
   add_workload(result, job);
   if (timeline) {
@@ -121,6 +128,7 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
       if (!asked(scenario) && !(scenario == Scenario::Sequential && asked(Scenario::Ideal))) {
         job.trace.clear();
         job.vcd.clear();
+        job.record.clear();
       }
       work.push_back([job] { return run_scenario_job(job); });
       costs.push_back(cost);

@@ -27,6 +27,10 @@ struct ScenarioJob {
   Scenario scenario = Scenario::Sequential;
   std::string trace;  // Chrome trace-event file to write, if not empty
   std::string vcd;    // VCD file to write, if not empty
+  // STL trace of the HBM traffic GPU record_gpu's memory controller receives, if not empty
+  // (harness/trace_recorder.h).
+  std::string record;
+  int record_gpu = 0;
 };
 
 // The result document of one simulated scenario (not ideal, which is derived): the run's own

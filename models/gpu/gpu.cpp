@@ -12,6 +12,7 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
     : sc_module(name),
       router("router", map, ns(config.router.latency_ns)),
       l2("l2", config.l2, config.sim.mode, map.hbm_base(index), map.hbm_size()),
+      memory_tap("memory_tap", index, map.hbm_base(index)),
       memory("memory", config.hbm, config.sim.mode, map.hbm_base(index)),
       mmio("mmio", map.mmio_base(index), map.mmio_size()),
       device_info("device_info", ns(config.mmio.latency_ns), index, static_cast<int>(config.gpus),
@@ -25,7 +26,8 @@ Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, co
   // memory-side: every access to this HBM, local or from another GPU, passes it, so it is the
   // point of coherence and needs no protocol with other GPUs.
   router.out.bind(l2.in);
-  l2.out.bind(memory.socket);
+  l2.out.bind(memory_tap.in);  // the tap observes, in zero time, what the controller receives
+  memory_tap.out.bind(memory.socket);
   router.out.bind(mmio.in);
   router.set_route(index, Window::Hbm, kMemoryPort);
   router.set_route(index, Window::Mmio, kMmioPort);

@@ -23,6 +23,7 @@
 #include "protocol/mmio_map.h"
 #include "protocol/to_size.h"
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/memory_tap.h"
 #include "tlm_interconnect/mmio_bus.h"
 #include "tlm_interconnect/router.h"
 
@@ -54,6 +55,7 @@ class Gpu : public sc_core::sc_module {
 
   Router router;
   L2Cache l2;
+  MemoryTap memory_tap;  // l2 -> memory_tap.in, memory_tap.out -> memory
   MemoryController memory;
   MmioBus mmio;
   DeviceInfo device_info;

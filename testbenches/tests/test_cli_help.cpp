@@ -33,7 +33,7 @@ struct CommandSamples {
 // The long options a help text lists: its lines "  --name ..." or "  -h [ --help ] ...".
 // Continuation lines are indented further, so an option named in a description is not read.
 std::vector<std::string> listed_options(const std::string& help) {
-  static const std::regex option(R"(^  (?:-\w \[ )?--([a-z0-9][a-z0-9-]*))");
+  static const std::regex option(R"(^  (?:-\w \[ )?--([a-z0-9][a-zA-Z0-9-]*))");
   std::vector<std::string> names;
   std::istringstream lines(help);
   for (std::string line; std::getline(lines, line);) {
@@ -120,10 +120,13 @@ TEST_CASE("run --help lists only options run accepts", "[cli][help]") {
   CommandSamples samples;
   samples.context = with(kWorkload, {{"scenario", "sequential"}});
   samples.replaces = kShapeReplaces;
-  samples.samples = with(workload_samples("help-run.json"), {{"scenario", "t3"},
-                                                             {"trace", file("help-run.trace.json")},
-                                                             {"vcd", file("help-run.vcd")},
-                                                             {"jobs", "1"}});
+  samples.samples =
+      with(workload_samples("help-run.json"), {{"scenario", "t3"},
+                                               {"trace", file("help-run.trace.json")},
+                                               {"vcd", file("help-run.vcd")},
+                                               {"record", file("help-run.stl")},
+                                               {"gpu", "1 --record " + file("help-run-gpu1.stl")},
+                                               {"jobs", "1"}});
   check_help("run", samples);
 }
 
@@ -180,21 +183,27 @@ TEST_CASE("gemm --help lists only options gemm accepts", "[cli][help]") {
   CommandSamples samples;
   samples.context = kWorkload;
   samples.replaces = kShapeReplaces;
-  samples.samples = with(workload_samples("help-gemm.json"), {{"group", ""}});
+  samples.samples = with(workload_samples("help-gemm.json"),
+                         {{"group", ""},
+                          {"record", file("help-gemm.stl")},
+                          {"gpu", "1 --group --record " + file("help-gemm-gpu1.stl")}});
   check_help("gemm", samples);
 }
 
 TEST_CASE("collective --help lists only options collective accepts", "[cli][help]") {
   CommandSamples samples;
   samples.context = {{"op", "all-reduce"}, {"tp", "2"}, {"bytes", "4096"}};
-  samples.samples = with(system_samples(2), {{"op", "all-gather"},
-                                             {"impl", "ring-dma-nmc"},
-                                             {"bytes", "8192"},
-                                             {"channels", "2"},
-                                             {"slices", "2 --impl ring-dma-nmc"},
-                                             {"functional", ""},
-                                             {"omit-rank", "1"},
-                                             {"json", file("help-collective.json")}});
+  samples.samples =
+      with(system_samples(2), {{"op", "all-gather"},
+                               {"impl", "ring-dma-nmc"},
+                               {"bytes", "8192"},
+                               {"channels", "2"},
+                               {"slices", "2 --impl ring-dma-nmc"},
+                               {"functional", ""},
+                               {"omit-rank", "1"},
+                               {"record", file("help-collective.stl")},
+                               {"gpu", "1 --record " + file("help-collective-gpu1.stl")},
+                               {"json", file("help-collective.json")}});
   // A rank that never launches is a run that cannot finish: its stall diagnosis exits 2.
   samples.exit_codes = {{"omit-rank", 2}};
   check_help("collective", samples);
@@ -208,6 +217,21 @@ TEST_CASE("bandwidth --help lists only options bandwidth accepts", "[cli][help]"
                                              {"streams", "4,8 --pattern read"},
                                              {"access-bytes", "4096 --pattern read"}});
   check_help("bandwidth", samples);
+}
+
+TEST_CASE("trace --help lists only options trace accepts", "[cli][help]") {
+  std::ofstream(kDir + "/help-trace.stl") << "0:\tread\t0x0\n2:\twrite\t0x1000\n4:\tupdate\t0x40\n";
+  CommandSamples samples;
+  samples.context = {{"play", file("help-trace.stl")}, {"tp", "2"}};
+  samples.samples = with(system_samples(2), {{"play", file("help-trace.stl")},
+                                             {"clock-MHz", "500"},
+                                             {"saturate", ""},
+                                             {"outstanding", "8 --saturate"},
+                                             {"through", "l2"},
+                                             {"gpu", "1"},
+                                             {"element", "fp32"},
+                                             {"json", file("help-trace.json")}});
+  check_help("trace", samples);
 }
 
 TEST_CASE("config --help lists only options config accepts", "[cli][help]") {

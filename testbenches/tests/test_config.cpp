@@ -26,7 +26,8 @@ std::string error_of(const std::function<void()>& action) {
 
 TEST_CASE("every preset loads, validates and has a valid address map") {
   const auto names = preset_names();
-  REQUIRE(names == std::vector<std::string>{"a100-8", "h100-8", "mi300x-8", "t3-paper"});
+  REQUIRE(names ==
+          std::vector<std::string>{"a100-8", "dramsys-hbm2", "h100-8", "mi300x-8", "t3-paper"});
   for (const auto& name : names) {
     const SystemConfig config = load_system(name);
     CHECK(config.name == name);
@@ -168,8 +169,10 @@ TEST_CASE("overlapping address windows are rejected with both bases") {
 }
 
 TEST_CASE("a system file that is missing or malformed is named") {
-  CHECK_THAT(error_of([] { load_system("no-such-system"); }),
-             Contains("'no-such-system': not a preset (a100-8, h100-8, mi300x-8, t3-paper)"));
+  CHECK_THAT(
+      error_of([] { load_system("no-such-system"); }),
+      Contains(
+          "'no-such-system': not a preset (a100-8, dramsys-hbm2, h100-8, mi300x-8, t3-paper)"));
   const std::string path = "bad_config_test.json";
   std::ofstream(path) << "{ \"hbm\": { \"channels\": 4, } }";
   CHECK_THAT(error_of([&] { load_system(path); }), Contains(path + ": not valid JSON"));
