@@ -33,10 +33,11 @@ struct DramLocation {
 // hbm.bank.address_map. Within a granule, burst i goes to bank group (i + r) % bank_groups (so a
 // sequential stream alternates bank groups and is not held to tCCD_L), column i / bank_groups;
 // r is 0 unhashed. hbm.bank.address_hash then XORs the channel, pseudo-channel and bank digits
-// with hashes of the digits above them (ipoly) or of the row (xor) and sets r from the same
-// kind of hash: every hash reads only digits the map leaves as they are or that sit above the one
-// it changes, so decoding stays a bijection, and the row and column digits are never touched, so
-// the granules that share a DRAM row are those the plain map gives it, in the same order.
+// with hashes of the digits above them (ipoly) or of the row (xor) and sets r from a hash of the
+// row: every hash reads only digits the map leaves as they are or that sit above the one it
+// changes, so decoding stays a bijection; the row and column digits are never touched and the
+// bank's hash reads the row alone, so the granules of one DRAM row lie in the span of addresses
+// the plain map gives that bank and row, and a sequential stream keeps its row hits.
 class DramAddressMap {
  public:
   // Throws ConfigError naming the hbm.* path of a geometry that does not fit together.
