@@ -96,8 +96,9 @@ TEST_CASE("XOR fold is the XOR of the input's pieces, sliced to each digit", "[h
   CHECK(fold(05) == 05);
   CHECK(fold(0123) == (1 ^ 2 ^ 3));
   CHECK(fold(07070707) == 0);
-  CHECK(xor_fold_hash(2, 0, 2, 8)(0xff) == 0);     // four pieces of 3
-  CHECK(xor_fold_hash(2, 0, 2, 8)(0x1e4) == 3);    // bit 8 is past the 8 input bits: 0xe4 folds
+  CHECK(xor_fold_hash(2, 0, 2, 8)(0xff) == 0);  // four pieces of 3
+  // 0xe7 folds to 3 ^ 1 ^ 2 ^ 3; bit 8 is past the 8 input bits (counted, it would give 2).
+  CHECK(xor_fold_hash(2, 0, 2, 8)(0x1e7) == 3);
   CHECK(xor_fold_hash(4, 0, 4, 16)(0x1234) == 4);  // 1 ^ 2 ^ 3 ^ 4
   // A 6-bit fold in slices of 2 (bits 0-1) and 4 (bits 2-5): 0x5a3 folds to 0x16 ^ 0x23 = 0x35.
   CHECK(xor_fold_hash(2, 0, 6, 12)(0x5a3) == 0x1);
