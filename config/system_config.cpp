@@ -156,6 +156,14 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "row, bank, column, pseudochannel, channel (within a granule, bursts alternate "
            "bank groups, then columns)",
            0, 0});
+  visit_enum(v, "hbm.bank.address_hash", b.address_hash, std::array{"plain", "xor", "ipoly"},
+             "bank model: how the channel, pseudo-channel, bank and bank-group digits of "
+             "hbm.bank.address_map are scrambled (each keeps its column and row): plain, as "
+             "sliced; xor, each XORed with the folded row (Zhang et al., MICRO 2000); ipoly, each "
+             "XORed with the address above it modulo an irreducible polynomial (Rau, ISCA 1991; "
+             "GPGPU-Sim's memory partitions); the bank group is rotated by the row's hash. A "
+             "digit of a count that is not a power of two hashes its largest power-of-two "
+             "factor and keeps the rest a modulo interleave");
   v.visit("hbm.bank.scheduler", b.scheduler,
           {"",
            "order among the requests the arbitration policy allows: frfcfs serves row hits "

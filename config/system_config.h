@@ -33,6 +33,11 @@ enum class NmcPlacement { Bank, BaseDie };
 // hits first, then the oldest; fcfs, the oldest. Each is one file of models/hbm/scheduler/,
 // registered there against its name here.
 inline constexpr std::array<const char*, 2> kBankSchedulers{"frfcfs", "fcfs"};
+// How the bank model scrambles the channel, pseudo-channel, bank and bank-group digits of
+// hbm.bank.address_map (models/hbm/address_hash.h): plain leaves them as the map slices them; xor
+// XORs each with the folded row (Zhang et al., MICRO 2000); ipoly XORs each with the remainder of
+// the address bits above it divided by an irreducible polynomial (Rau, ISCA 1991).
+enum class AddressHash { Plain, Xor, Ipoly };
 // T3's ring: descending is the paper's GPU0 -> GPU(n-1) -> ... -> GPU1; ascending is GPU0 -> GPU1.
 enum class RingDirection { Descending, Ascending };
 // How T3's fused reduce-scatter (and the DMA + NMC one of ideal-rs-nmc) reach a chunk's owner:
@@ -113,7 +118,8 @@ struct BankConfig {
   std::int64_t page_bytes = 1024;  // row size of one bank
   // Order of the address fields above the interleave granule, most significant first.
   std::string address_map = "row,bank,column,pseudochannel,channel";
-  std::string scheduler = kBankSchedulers[0];  // one of kBankSchedulers (or one registered)
+  AddressHash address_hash = AddressHash::Ipoly;  // docs/calibration.md says why
+  std::string scheduler = kBankSchedulers[0];     // one of kBankSchedulers (or one registered)
   double write_high = 0.8;  // write drain starts when writes fill this fraction of the queue
   double write_low = 0.2;   // and stops when they fall to this fraction
   double controller_latency_ns = 70;  // controller, PHY and return path, beside the DRAM timing

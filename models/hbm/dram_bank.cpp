@@ -20,12 +20,34 @@ bool power_of_two(std::int64_t value) {
   return value > 0 && (value & (value - 1)) == 0;
 }
 
+int log2_or_none(std::uint64_t value) {
+  if (!power_of_two(static_cast<std::int64_t>(value))) return -1;
+  int shift = 0;
+  while ((std::uint64_t{1} << shift) < value) ++shift;
+  return shift;
+}
+
+// Bits needed to write `value`.
+int bit_width(std::uint64_t value) {
+  int bits = 0;
+  while (bits < 64 && (value >> bits) != 0) ++bits;
+  return bits;
+}
+
+// log2 of the largest power of two dividing `value` (> 0).
+int power_of_two_factor(std::uint64_t value) {
+  int bits = 0;
+  while ((value >> bits & 1) == 0) ++bits;
+  return bits;
+}
+
 }  // namespace
 
 DramAddressMap::DramAddressMap(const HbmConfig& config)
     : interleave_(static_cast<std::uint64_t>(config.interleave_bytes)),
       burst_bytes_(static_cast<int>(config.bank.bus_bits / 8 * config.bank.burst_length)),
       bank_groups_(static_cast<int>(config.bank.bank_groups)),
+      group_mask_(power_of_two(config.bank.bank_groups) ? bank_groups_ - 1 : -1),
       banks_per_group_(static_cast<int>(config.bank.banks_per_group)),
       channels_(static_cast<int>(config.channels)),
       pseudo_channels_(static_cast<int>(config.bank.pseudo_channels)) {
@@ -85,12 +107,6 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
     throw ConfigError("hbm.bank.address_map: '" + b.address_map +
                       "' must name each of row, bank, column, pseudochannel, channel once");
   }
-  const auto log2_or_none = [](std::uint64_t value) {
-    if (!power_of_two(static_cast<std::int64_t>(value))) return -1;
-    int shift = 0;
-    while ((std::uint64_t{1} << shift) < value) ++shift;
-    return shift;
-  };
   std::uint64_t divisor = 1;
   for (auto it = msb_first.rbegin(); it != msb_first.rend(); ++it) {
     Digit digit;
@@ -126,7 +142,8 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
         bank_ = digit;
         break;
       case Field::Column:
-        break;  // not needed: a granule's bursts are counted from its start
+        column_ = digit;  // only for column_of(): a granule's bursts are counted from its start
+        break;
       case Field::PseudoChannel:
         pseudo_channel_ = digit;
         break;
@@ -137,6 +154,51 @@ DramAddressMap::DramAddressMap(const HbmConfig& config)
   }
   interleave_shift_ = log2_or_none(interleave_);
   burst_shift_ = log2_or_none(static_cast<std::uint64_t>(burst_bytes_));
+
+  if (b.address_hash != AddressHash::Plain) hash_digits(b.address_hash, granules - 1);
+}
+
+void DramAddressMap::hash_digits(AddressHash kind, std::uint64_t last_granule) {
+  // Each hashed digit over its largest power-of-two factor (the rest stays a modulo interleave),
+  // with the number the digits above it make. The bank group's rotation reads the row alone: the
+  // granules of one DRAM row then start on one bank group, as unhashed, so a stream through the
+  // row keeps alternating groups from one granule to the next (a rotation that changed from
+  // granule to granule would put a quarter of them on the group just used, at tCCD_L). The XOR
+  // fold lays the digits side by side, bank first (Zhang's bank index), so it needs their order
+  // and total width.
+  struct Hashed {
+    DigitHash& hash;
+    std::uint64_t radix;
+    std::uint64_t above;  // the granule divided by this gives the digits above; 0: the row
+  };
+  const Hashed hashed[] = {{bank_hash_, bank_.radix, bank_.divisor * bank_.radix},
+                           {channel_hash_, channel_.radix, channel_.divisor * channel_.radix},
+                           {pseudo_channel_hash_, pseudo_channel_.radix,
+                            pseudo_channel_.divisor * pseudo_channel_.radix},
+                           {group_hash_, static_cast<std::uint64_t>(bank_groups_), 0}};
+  int width = 0;
+  for (const Hashed& digit : hashed) width += power_of_two_factor(digit.radix);
+  int offset = 0;
+  for (const Hashed& digit : hashed) {
+    const int degree = power_of_two_factor(digit.radix);
+    if (degree == 0) continue;
+    if (kind == AddressHash::Xor) {
+      digit.hash.input = row_;
+      digit.hash.hash = xor_fold_hash(degree, offset, width, bit_width(rows_ - 1));
+    } else if (digit.above == 0) {  // the bank group: IPOLY of the row
+      digit.hash.input = row_;
+      digit.hash.hash = ipoly_hash(degree, bit_width(rows_ - 1));
+    } else {
+      Digit& above = digit.hash.input;  // granule / above, no modulo
+      above.divisor = digit.above;
+      above.shift = log2_or_none(digit.above);
+      above.top = true;
+      above.bits = above.shift >= 0;
+      digit.hash.hash = ipoly_hash(degree, bit_width(last_granule / digit.above));
+    }
+    offset += degree;
+  }
+  hashed_ = true;
 }
 
 // The clock counts become ns once, here (config/dram_timing.h), then time-resolution units.
@@ -169,7 +231,6 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
                                        std::uint64_t refresh_phase)
     : t_(timing),
       bank_groups_(static_cast<int>(config.bank.bank_groups)),
-      group_mask_((bank_groups_ & (bank_groups_ - 1)) == 0 ? bank_groups_ - 1 : -1),
       banks_per_group_(static_cast<int>(config.bank.banks_per_group)),
       refresh_(timing.refi, timing.rp, timing.rfc, refresh_phase),
       placement_(make_update_placement(config.nmc.placement)) {
@@ -301,7 +362,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   int last_group = last_column_group_;
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
-  int group = kGroups > 0 ? where.first_burst % kGroups : group_of(where.first_burst);
+  int group = where.first_group;
   // Burst i, its column command at `at`, occupies the bus; the last of its bank group sets the
   // bank's precharge floor.
   const auto place = [&](int i) {

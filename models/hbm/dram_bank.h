@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/system_config.h"
+#include "models/hbm/address_hash.h"
 #include "models/hbm/refresh.h"
 #include "models/hbm/update_placement.h"
 #include "protocol/to_size.h"
@@ -22,7 +23,8 @@ namespace t3 {
 struct DramLocation {
   int channel = 0;
   int pseudo_channel = 0;
-  int bank = 0;  // index within each bank group
+  int bank = 0;         // index within each bank group
+  int first_group = 0;  // bank group of the first burst (the next bursts take the next groups)
   std::uint64_t row = 0;
   int first_burst = 0;  // burst index within the granule
   int bursts = 0;
@@ -30,8 +32,14 @@ struct DramLocation {
 
 // Address decoding, derived from HbmConfig: offset -> (granule, burst in granule), granule ->
 // channel, pseudo-channel, column-high, bank and row as mixed-radix digits in the order of
-// hbm.bank.address_map. Within a granule, burst i goes to bank group i % bank_groups (so a
-// sequential stream alternates bank groups and is not held to tCCD_L), column i / bank_groups.
+// hbm.bank.address_map. Within a granule, burst i goes to bank group (i + r) % bank_groups (so a
+// sequential stream alternates bank groups and is not held to tCCD_L), column i / bank_groups;
+// r is 0 unhashed. hbm.bank.address_hash then XORs the channel, pseudo-channel and bank digits
+// with hashes of the digits above them (ipoly) or of the row (xor) and sets r from a hash of the
+// row: every hash reads only digits the map leaves as they are or that sit above the one it
+// changes, so decoding stays a bijection; the row and column digits are never touched and the
+// bank's hash reads the row alone, so the granules of one DRAM row lie in the span of addresses
+// the plain map gives that bank and row, and a sequential stream keeps its row hits.
 class DramAddressMap {
  public:
   // Throws ConfigError naming the hbm.* path of a geometry that does not fit together.
@@ -49,8 +57,13 @@ class DramAddressMap {
     where.pseudo_channel = static_cast<int>(pseudo_channel_.of(granule));
     where.bank = static_cast<int>(bank_.of(granule));
     where.row = row_.of(granule);
+    where.first_group = group_of(where.first_burst);
+    if (hashed_) scramble(granule, where);
     return where;
   }
+  // The column digit of `offset`'s granule: which slice of its DRAM row the granule is (no hash
+  // changes it).
+  std::uint64_t column_of(std::uint64_t offset) const { return column_.of(offset / interleave_); }
   int burst_bytes() const { return burst_bytes_; }
   int bank_groups() const { return bank_groups_; }
   int banks_per_group() const { return banks_per_group_; }
@@ -75,12 +88,35 @@ class DramAddressMap {
       return mask ? rest & (radix - 1) : rest % radix;
     }
   };
-  Digit channel_, pseudo_channel_, bank_, row_;
+  // The hash of one digit: `hash` applied to `input`'s value (the row, or every digit above).
+  struct DigitHash {
+    Digit input;
+    LinearHash hash;
+    int of(std::uint64_t granule) const { return static_cast<int>(hash(input.of(granule))); }
+  };
+  // Sets the digits' hashes for hbm.bank.address_hash = kind.
+  void hash_digits(AddressHash kind, std::uint64_t last_granule);
+  // Applies the hashes. Each reads the plain granule, so the order of the XORs is immaterial.
+  void scramble(std::uint64_t granule, DramLocation& where) const {
+    where.channel ^= channel_hash_.of(granule);
+    where.pseudo_channel ^= pseudo_channel_hash_.of(granule);
+    where.bank ^= bank_hash_.of(granule);
+    where.first_group = group_of(where.first_burst + group_hash_.of(granule));
+  }
+  // Bank group of burst i of a granule: i % bank_groups_, by a mask where that is a power of two
+  // (a division here would be the slowest instruction of a request's decoding).
+  int group_of(int burst) const {
+    return group_mask_ >= 0 ? burst & group_mask_ : burst % bank_groups_;
+  }
+  Digit channel_, pseudo_channel_, bank_, row_, column_;
+  bool hashed_ = false;
+  DigitHash channel_hash_, pseudo_channel_hash_, bank_hash_, group_hash_;
   std::uint64_t interleave_;
   int interleave_shift_ = -1;  // log2(interleave_), or -1 if not a power of two
   int burst_shift_ = 0;        // log2(burst_bytes_)
   int burst_bytes_;
   int bank_groups_;
+  int group_mask_;  // bank_groups_ - 1 if that is a power of two, else -1
   int banks_per_group_;
   std::uint64_t column_high_;  // columns of a row above those inside one granule
   std::uint64_t rows_;         // rows per bank (so the row may sit anywhere in the map)
@@ -132,7 +168,7 @@ class PseudoChannelTimer {
 
   // The banks `where` touches.
   DramRowSpan span(const DramLocation& where) const {
-    return {where.row, where.bank, static_cast<std::uint8_t>(group_of(where.first_burst)),
+    return {where.row, where.bank, static_cast<std::uint8_t>(where.first_group),
             static_cast<std::uint8_t>(std::min(where.bursts, bank_groups_))};
   }
   // True if every bank of the span has its row open. Inline: asked at every enqueue.
@@ -197,11 +233,6 @@ class PseudoChannelTimer {
   template <int kGroups>
   DramService serve_columns(const DramLocation& where, Kind kind, std::uint64_t arrival,
                             std::uint64_t now, std::uint64_t alu);
-  // Bank group of burst i of a granule: i % bank_groups_, by a mask where that is a power of two
-  // (a division here would be the slowest instruction of an entry's timing).
-  int group_of(int burst) const {
-    return group_mask_ >= 0 ? burst & group_mask_ : burst % bank_groups_;
-  }
   // A bank index's banks of every group lie side by side: an entry touches them together.
   Bank& bank(int group, int index) { return banks_[to_size(index * bank_groups_ + group)]; }
   const Bank& bank(int group, int index) const {
@@ -210,7 +241,6 @@ class PseudoChannelTimer {
 
   const DramTiming& t_;
   int bank_groups_;
-  int group_mask_;  // bank_groups_ - 1 if that is a power of two, else -1
   int banks_per_group_;
   std::vector<Bank> banks_;
   // Earliest next ACT: by tFAW, a ring over the last four ACTs (oldest_act_ its oldest entry), and

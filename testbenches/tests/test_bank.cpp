@@ -74,6 +74,7 @@ HbmConfig one_pseudo_channel() {
   config.bank.pseudo_channels = 1;
   config.bandwidth_GBps = 16;
   config.bank.timing.refi = 0;  // no refresh unless a case asks for it
+  config.bank.address_hash = AddressHash::Plain;  // offsets name banks and rows as below
   return config;
 }
 
@@ -147,6 +148,7 @@ std::uint64_t sequential(int t, int i) {
 
 TEST_CASE("Bank address map decodes channel, pseudo-channel, bank, row and column", "[bank][map]") {
   HbmConfig config;  // 32 channels x 2 pseudo-channels, 4 x 4 banks, 1 KiB pages, 256 B granules
+  config.bank.address_hash = AddressHash::Plain;  // the digits as sliced (test_address_hash)
   const DramAddressMap map(config);
   CHECK(map.burst_bytes() == 32);
   // Granule g: channel g % 32, pseudo-channel (g / 32) % 2, column (g / 64) % 16, bank
@@ -179,6 +181,7 @@ TEST_CASE("Bank address map decodes channel, pseudo-channel, bank, row and colum
 TEST_CASE("Bank address map decodes non-power-of-two radices digit by digit", "[bank][map]") {
   HbmConfig config;
   config.channels = 24;  // 24 channels x 2 pseudo-channels x 16 columns x 4 banks, then the row
+  config.bank.address_hash = AddressHash::Plain;
   const DramAddressMap map(config);
   const std::uint64_t per_row = 24 * 2 * 16 * 4;
   for (std::uint64_t granule :
@@ -678,6 +681,7 @@ TEST_CASE("Bank timer: the four-group path times every entry as the any-count pa
     where.bank = static_cast<int>(random() % 4);
     where.row = random() % 3;
     where.first_burst = static_cast<int>(random() % 8);
+    where.first_group = where.first_burst % 4;
     where.bursts =
         1 + static_cast<int>(random() % static_cast<std::uint64_t>(8 - where.first_burst));
     const PseudoChannelTimer::Kind kind = kinds[random() % 3];

@@ -86,6 +86,7 @@ HbmConfig one_pseudo_channel(const std::string& scheduler) {
   config.bank.pseudo_channels = 1;
   config.bandwidth_GBps = 16;
   config.bank.timing.refi = 0;
+  config.bank.address_hash = AddressHash::Plain;  // offsets name banks and rows as above
   config.bank.scheduler = scheduler;
   return config;
 }
