@@ -2,9 +2,11 @@
 // (reduce-scatter, all-gather, all-reduce) and each buffer size, `t3sim collective` with its
 // default channels, printing time, algbw, busbw, busbw per channel, the share of the rate a link
 // delivers, and the simulation's wall time. With --baseline OTHER_T3SIM the same runs of another
-// binary are printed beside them with the ratio of their busbw and of their wall time.
+// binary are printed beside them with the ratio of their busbw and of their wall time. With
+// --markdown yes the rows are printed as docs/calibration.md's collective table holds them.
 // Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
 //          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
+//          [--markdown yes]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -73,21 +75,22 @@ int main(int argc, char* argv[]) {
   if (argc < 2) {
     std::fprintf(stderr,
                  "usage: bench_collective T3SIM [--baseline T3SIM] [--systems A,B] [--ops A,B] "
-                 "[--sizes 1MiB,...] [--tp N]\n");
+                 "[--sizes 1MiB,...] [--tp N] [--markdown yes]\n");
     return 2;
   }
   const std::string binary = argv[1];
   std::string baseline, systems = "t3-paper,a100-8,h100-8",
                         ops = "reduce-scatter,all-gather,all-reduce",
-                        sizes = "1MiB,16MiB,256MiB,1GiB", tp = "8";
+                        sizes = "1MiB,16MiB,256MiB,1GiB", tp = "8", markdown = "no";
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    std::string* value = flag == "--baseline"  ? &baseline
-                         : flag == "--systems" ? &systems
-                         : flag == "--ops"     ? &ops
-                         : flag == "--sizes"   ? &sizes
-                         : flag == "--tp"      ? &tp
-                                               : nullptr;
+    std::string* value = flag == "--baseline"   ? &baseline
+                         : flag == "--systems"  ? &systems
+                         : flag == "--ops"      ? &ops
+                         : flag == "--sizes"    ? &sizes
+                         : flag == "--tp"       ? &tp
+                         : flag == "--markdown" ? &markdown
+                                                : nullptr;
     if (!value) {
       std::fprintf(stderr, "bench_collective: unknown option %s\n", flag.c_str());
       return 2;
@@ -95,12 +98,19 @@ int main(int argc, char* argv[]) {
     *value = argv[i + 1];
   }
 
+  const bool as_markdown = markdown == "yes";
   std::printf("bench_collective: ring collectives on the SMs, TP %s, fp32, default channels\n",
               tp.c_str());
-  std::printf("%-9s %-15s %8s %6s %11s %9s %9s %10s %7s %8s", "system", "op", "MiB", "chans",
-              "time us", "algbw", "busbw", "busbw/ch", "%link", "wall s");
-  if (!baseline.empty()) std::printf(" %9s %7s %8s", "base bus", "ratio", "wall x");
-  std::printf("\n");
+  if (as_markdown) {
+    std::printf(
+        "| system | op | MiB | channels | time us | busbw GB/s | busbw per channel | %% link | "
+        "command |\n|---|---|---|---|---|---|---|---|---|\n");
+  } else {
+    std::printf("%-9s %-15s %8s %6s %11s %9s %9s %10s %7s %8s", "system", "op", "MiB", "chans",
+                "time us", "algbw", "busbw", "busbw/ch", "%link", "wall s");
+    if (!baseline.empty()) std::printf(" %9s %7s %8s", "base bus", "ratio", "wall x");
+    std::printf("\n");
+  }
   for (const std::string& system : split(systems)) {
     for (const std::string& op : split(ops)) {
       for (const std::string& size : split(sizes)) {
@@ -112,10 +122,18 @@ int main(int argc, char* argv[]) {
         const nlohmann::json& r = run.result;
         const double busbw = r["busbw_GBps"].get<double>();
         const int channels = r["channels"].get<int>();
+        const double mib = static_cast<double>(bytes) / (1 << 20);
+        const double link_share = 100 * busbw / link_GBps(r["config"]);
+        if (as_markdown) {
+          std::printf("| %s | %s | %.0f | %d | %.1f | %.1f | %.2f | %.0f%% | `t3sim %s` |\n",
+                      system.c_str(), op.c_str(), mib, channels, r["time_ns"].get<double>() / 1e3,
+                      busbw, busbw / channels, link_share, args.c_str());
+          std::fflush(stdout);
+          continue;
+        }
         std::printf("%-9s %-15s %8.0f %6d %11.1f %9.1f %9.1f %10.2f %6.0f%% %8.2f", system.c_str(),
-                    op.c_str(), static_cast<double>(bytes) / (1 << 20), channels,
-                    r["time_ns"].get<double>() / 1e3, r["algbw_GBps"].get<double>(), busbw,
-                    busbw / channels, 100 * busbw / link_GBps(r["config"]), run.wall_s);
+                    op.c_str(), mib, channels, r["time_ns"].get<double>() / 1e3,
+                    r["algbw_GBps"].get<double>(), busbw, busbw / channels, link_share, run.wall_s);
         if (!baseline.empty()) {
           const Run base = collective(baseline, args, "base-" + json);
           const double base_busbw = base.result["busbw_GBps"].get<double>();

@@ -212,7 +212,15 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("link.header_bytes", l.header_bytes,
           {"byte", "header and framing bytes every packet adds on the wire", 0, 1 << 20});
   v.visit("link.credits", l.credits,
-          {"packet", "receive-buffer slots per direction; bounds packets in flight", 1, 1 << 24});
+          {"packet",
+           "receive-buffer slots of a direction's request channel (requests and their data); "
+           "bounds its packets in flight",
+           1, 1 << 24});
+  v.visit("link.response_credits", l.response_credits,
+          {"packet",
+           "receive-buffer slots of a direction's response channel (acknowledgements, read data, "
+           "flags); bounds its packets in flight",
+           1, 1 << 24});
 
   visit_enum(v, "topology.kind", c.topology.kind, std::array{"ring", "fully-connected", "switch"},
              "how GPUs are linked: bidirectional ring, a link per pair, or one switch");

@@ -152,7 +152,10 @@ struct LinkConfig {
   double latency_ns = 500.0;
   std::int64_t max_payload_bytes = 256;
   std::int64_t header_bytes = 16;
-  std::int64_t credits = 512;  // receive-buffer slots, one packet each
+  // Receive-buffer slots of each direction's virtual channels, one packet each: requests with
+  // their data; responses, acknowledgements and flags.
+  std::int64_t credits = 512;
+  std::int64_t response_credits = 512;
 };
 
 struct TopologyConfig {

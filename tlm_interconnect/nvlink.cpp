@@ -1,26 +1,38 @@
 #include "tlm_interconnect/nvlink.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "tlm_interconnect/payload.h"
 
-// Timing model (loosely timed, no wait()): each direction is a reservation calendar. A packet of
-// w wire bytes holds the serialiser for w / bandwidth, arrives `latency` after its last bit left,
-// and holds one receive-buffer credit until `latency` after that (the receiver drains into its
-// router on arrival; the credit travels back). A packet starts at the earliest time >= its ready
-// time when the wire is idle for it and a credit is free for its whole round trip without
-// starving a packet already reserved. Idle stretches left before the frontier (typically by an
-// ack or read response reserved ahead in time) are filled by packets ready earlier, whatever the
-// order of the calls, so the two directions of a full-duplex link stay independent.
+// Timing model (loosely timed, no wait()): each direction carries two virtual channels, requests
+// (with their data) and responses (acknowledgements, read data, flags), and each channel is a
+// reservation calendar with its own credit loop. A packet of w wire bytes holds the serialiser for
+// w / bandwidth, arrives `latency` after its last bit left, and holds one receive-buffer credit of
+// its channel until `latency` after that (the receiver drains into its router on arrival; the
+// credit travels back). A packet starts at the earliest time >= its ready time when its channel's
+// wire is idle for it and a credit of its channel is free for its whole round trip without
+// starving a packet already reserved. Idle stretches left before the frontier (typically by a
+// packet reserved ahead in time) are filled by packets ready earlier, whatever the order of the
+// calls, so the two directions of a full-duplex link stay independent.
 //
-// Serialised packets never overlap, so in time order both their starts and their credit returns
-// rise: the packets in flight at any instant are a contiguous run of the timeline, and the credit
-// a packet needs is the one freed by the packet `credits` places before it in time order. Packets
-// whose credit is back by "now" are forgotten, so the cost per packet stays O(log n) in the
-// packets reserved ahead of the current time.
+// The serialiser serves responses first, per packet: a response waits for the request packet on
+// the wire when it becomes ready, and for the responses ahead of it, never for request packets
+// queued behind that one. The model books a request packet's time when its transaction is
+// issued, and has already promised that time to the sender; a response that overtakes booked
+// request packets therefore leaves their times as they are, and takes its wire time from the
+// request channel's next bookings instead (the first idle stretch at or after it, or the end of
+// what is booked). Over any stretch longer than what is booked ahead, the wire carries no more
+// than its line rate; inside it, a response's few bytes overlap request packets already booked.
+//
+// Within a channel, serialised packets never overlap, so in time order both their starts and their
+// credit returns rise: the packets in flight at any instant are a contiguous run of the timeline,
+// and the credit a packet needs is the one freed by the packet `credits` places before it in time
+// order. Packets whose credit is back by "now" are forgotten, so the cost per packet stays
+// O(log n) in the packets reserved ahead of the current time.
 
 namespace t3 {
 
@@ -35,6 +47,21 @@ void require(bool ok, const std::string& path, const std::string& what) {
 
 const char* direction_name(int direction) {
   return direction == 0 ? "a_to_b" : "b_to_a";
+}
+
+void check_direction(int direction, const char* what) {
+  if (direction != 0 && direction != 1) {
+    throw std::out_of_range(std::string("NvLink::") + what + ": direction must be 0 or 1");
+  }
+}
+
+void add(LinkDirectionStats& sum, const LinkDirectionStats& part) {
+  sum.transactions += part.transactions;
+  sum.packets += part.packets;
+  sum.payload_bytes += part.payload_bytes;
+  sum.wire_bytes += part.wire_bytes;
+  sum.busy_ns += part.busy_ns;
+  sum.max_packets_in_flight += part.max_packets_in_flight;
 }
 
 }  // namespace
@@ -52,8 +79,12 @@ NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool fold
   require(config.max_payload_bytes >= 1, "link.max_payload_bytes", "must be at least 1");
   require(config.header_bytes >= 0, "link.header_bytes", "must not be negative");
   require(config.credits >= 1, "link.credits", "must be at least 1");
+  require(config.response_credits >= 1, "link.response_credits", "must be at least 1");
 
-  credits_ = static_cast<std::size_t>(config.credits);
+  for (Direction& dir : directions_) {
+    dir.channel(LinkChannel::Request).credits = static_cast<std::size_t>(config.credits);
+    dir.channel(LinkChannel::Response).credits = static_cast<std::size_t>(config.response_credits);
+  }
   latency_ = sc_time(config.latency_ns, SC_NS);
   round_trip_extra_ = 2 * latency_;
   full_packet_time_ =
@@ -69,21 +100,46 @@ NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool fold
   from_b.register_get_direct_mem_ptr(this, &NvLink::get_direct_mem_ptr);
 }
 
-const LinkDirectionStats& NvLink::stats(int direction) const {
-  if (direction != 0 && direction != 1) {
-    throw std::out_of_range("NvLink::stats: direction must be 0 or 1");
-  }
+const LinkDirectionStats& NvLink::channel_stats(const Channel& channel) const {
   // Packets that start after "now" may still get company before them; count them as they stand.
-  const Direction& dir = directions_[direction];
-  dir.shown = dir.stats;
-  std::size_t low = dir.settled_low;
-  for (std::size_t k = dir.settled; k < dir.timeline.size(); ++k) {
-    const sc_time start = dir.timeline[k].start;
-    while (low < k && dir.timeline[low].credit_return <= start) ++low;
-    dir.shown.max_packets_in_flight =
-        std::max<std::uint64_t>(dir.shown.max_packets_in_flight, k - low + 1);
+  channel.shown = channel.stats;
+  std::size_t low = channel.settled_low;
+  for (std::size_t k = channel.settled; k < channel.timeline.size(); ++k) {
+    const sc_time start = channel.timeline[k].start;
+    while (low < k && channel.timeline[low].credit_return <= start) ++low;
+    channel.shown.max_packets_in_flight =
+        std::max<std::uint64_t>(channel.shown.max_packets_in_flight, k - low + 1);
   }
+  return channel.shown;
+}
+
+const LinkDirectionStats& NvLink::stats(int direction, LinkChannel channel) const {
+  check_direction(direction, "stats");
+  return channel_stats(directions_[direction].channels[static_cast<int>(channel)]);
+}
+
+const LinkDirectionStats& NvLink::stats(int direction) const {
+  check_direction(direction, "stats");
+  const Direction& dir = directions_[direction];
+  dir.shown = LinkDirectionStats{};
+  for (const Channel& channel : dir.channels) add(dir.shown, channel_stats(channel));
   return dir.shown;
+}
+
+std::uint64_t NvLink::credits(LinkChannel channel) const {
+  return directions_[0].channels[static_cast<int>(channel)].credits;
+}
+
+std::uint64_t NvLink::credits_free(int direction, LinkChannel channel) const {
+  check_direction(direction, "credits_free");
+  const Channel& ch = directions_[direction].channels[static_cast<int>(channel)];
+  const sc_time now = sc_core::sc_time_stamp();
+  // Credit returns rise along the timeline: the held ones are its tail.
+  const auto held = static_cast<std::size_t>(
+      ch.timeline.end() -
+      std::partition_point(ch.timeline.begin(), ch.timeline.end(),
+                           [&](const Packet& packet) { return packet.credit_return <= now; }));
+  return ch.credits - std::min(held, ch.credits);
 }
 
 void NvLink::record_packets(bool on) {
@@ -91,9 +147,7 @@ void NvLink::record_packets(bool on) {
 }
 
 const std::vector<PacketRecord>& NvLink::packets(int direction) const {
-  if (direction != 0 && direction != 1) {
-    throw std::out_of_range("NvLink::packets: direction must be 0 or 1");
-  }
+  check_direction(direction, "packets");
   return directions_[direction].records;
 }
 
@@ -110,31 +164,40 @@ sc_time NvLink::wire_time(std::uint64_t wire_bytes) const {
 // bounds the cost per packet when many small gaps precede the ready time.
 constexpr int kMaxGapScan = 4096;
 
-void NvLink::advance(Direction& dir, const sc_time& now) {
-  auto& timeline = dir.timeline;
+void NvLink::advance(Channel& channel, const sc_time& now) {
+  auto& timeline = channel.timeline;
   // Nothing can be reserved before `now` any more, so the in-flight count at the start of every
   // packet that started by now is final.
-  while (dir.settled < timeline.size() && timeline[dir.settled].start <= now) {
-    const sc_time start = timeline[dir.settled].start;
-    while (dir.settled_low < dir.settled && timeline[dir.settled_low].credit_return <= start) {
-      ++dir.settled_low;
+  while (channel.settled < timeline.size() && timeline[channel.settled].start <= now) {
+    const sc_time start = timeline[channel.settled].start;
+    while (channel.settled_low < channel.settled &&
+           timeline[channel.settled_low].credit_return <= start) {
+      ++channel.settled_low;
     }
-    dir.stats.max_packets_in_flight =
-        std::max<std::uint64_t>(dir.stats.max_packets_in_flight, dir.settled - dir.settled_low + 1);
-    ++dir.settled;
+    channel.stats.max_packets_in_flight = std::max<std::uint64_t>(
+        channel.stats.max_packets_in_flight, channel.settled - channel.settled_low + 1);
+    ++channel.settled;
   }
   // A settled packet whose credit is back can neither delay nor count against a later one.
-  while (dir.settled > 0 && timeline.front().credit_return <= now) {
+  while (channel.settled > 0 && timeline.front().credit_return <= now) {
     timeline.pop_front();
-    --dir.settled;
-    if (dir.settled_low > 0) --dir.settled_low;
+    --channel.settled;
+    if (channel.settled_low > 0) --channel.settled_low;
   }
-  while (!dir.gaps.empty() && dir.gaps.front().end <= now) dir.gaps.pop_front();
+  while (!channel.gaps.empty() && channel.gaps.front().end <= now) channel.gaps.pop_front();
 }
 
-bool NvLink::fits_in_gap(const Direction& dir, std::deque<Gap>::iterator gap, const sc_time& ready,
-                         const sc_time& duration, sc_time& start, std::size_t& rank) const {
-  const auto& timeline = dir.timeline;
+void NvLink::advance_all(const sc_time& now) {
+  for (Direction& dir : directions_) {
+    for (Channel& channel : dir.channels) advance(channel, now);
+  }
+}
+
+bool NvLink::fits_in_gap(const Channel& channel, std::deque<Gap>::iterator gap,
+                         const sc_time& ready, const sc_time& duration, sc_time& start,
+                         std::size_t& rank) const {
+  const auto& timeline = channel.timeline;
+  const std::size_t credits = channel.credits;
   start = std::max(ready, gap->start);
   if (start + duration > gap->end) return false;
   // Its place in time order: no packet starts inside the gap, so this holds for any start in it.
@@ -143,8 +206,8 @@ bool NvLink::fits_in_gap(const Direction& dir, std::deque<Gap>::iterator gap, co
                            [&](const Packet& packet) { return packet.start < start; }) -
       timeline.begin());
   // Its credit: the one freed by the packet `credits` places earlier in time order.
-  if (rank >= credits_) {
-    start = std::max(start, timeline[rank - credits_].credit_return);
+  if (rank >= credits) {
+    start = std::max(start, timeline[rank - credits].credit_return);
     if (start + duration > gap->end) return false;
   }
   // It must not take a credit that a packet already reserved after it relies on: every packet
@@ -159,62 +222,105 @@ bool NvLink::fits_in_gap(const Direction& dir, std::deque<Gap>::iterator gap, co
       std::partition_point(begin + rank, timeline.end(),
                            [&](const Packet& packet) { return packet.start < credit_return; }) -
       begin);
-  if ((rank - low) + (after - rank) + 1 <= credits_) return true;  // cannot reach the limit
+  if ((rank - low) + (after - rank) + 1 <= credits) return true;  // cannot reach the limit
   std::size_t first_in_flight = low;
   for (std::size_t k = rank; k < after; ++k) {
     const sc_time at = timeline[k].start;
     while (first_in_flight < k && timeline[first_in_flight].credit_return <= at) {
       ++first_in_flight;
     }
-    if (k - first_in_flight + 1 >= credits_) return false;
+    if (k - first_in_flight + 1 >= credits) return false;
   }
   return true;
 }
 
-sc_time NvLink::place(Direction& dir, const sc_time& ready, const sc_time& duration) {
+void NvLink::take_from_gap(Channel& channel, std::deque<Gap>::iterator gap, const sc_time& start,
+                           const sc_time& duration) {
+  const Gap whole = *gap;
+  const sc_time end = start + duration;
+  const bool left = start - whole.start >= min_gap_;
+  const bool right = whole.end - end >= min_gap_;
+  if (left && right) {
+    gap->end = start;
+    channel.gaps.insert(gap + 1, Gap{end, whole.end});
+  } else if (left) {
+    gap->end = start;
+  } else if (right) {
+    gap->start = end;
+  } else {
+    channel.gaps.erase(gap);
+  }
+}
+
+sc_time NvLink::place(Channel& channel, const sc_time& ready, const sc_time& duration) {
   // Idle stretches left before the frontier (by packets reserved for a later time, such as a
   // response) are used by packets ready earlier, whatever the order of the calls.
-  if (ready < dir.frontier) {
-    auto gap = std::partition_point(dir.gaps.begin(), dir.gaps.end(),
+  if (ready < channel.frontier) {
+    auto gap = std::partition_point(channel.gaps.begin(), channel.gaps.end(),
                                     [&](const Gap& candidate) { return candidate.end <= ready; });
-    for (int scanned = 0; gap != dir.gaps.end() && scanned < kMaxGapScan; ++gap, ++scanned) {
+    for (int scanned = 0; gap != channel.gaps.end() && scanned < kMaxGapScan; ++gap, ++scanned) {
       sc_time start;
       std::size_t rank = 0;
-      if (!fits_in_gap(dir, gap, ready, duration, start, rank)) continue;
-      dir.timeline.insert(dir.timeline.begin() + static_cast<std::ptrdiff_t>(rank),
-                          Packet{start, start + duration + round_trip_extra_});
-      const Gap whole = *gap;
-      const sc_time end = start + duration;
-      const bool left = start - whole.start >= min_gap_;
-      const bool right = whole.end - end >= min_gap_;
-      if (left && right) {
-        gap->end = start;
-        dir.gaps.insert(gap + 1, Gap{end, whole.end});
-      } else if (left) {
-        gap->end = start;
-      } else if (right) {
-        gap->start = end;
-      } else {
-        dir.gaps.erase(gap);
-      }
+      if (!fits_in_gap(channel, gap, ready, duration, start, rank)) continue;
+      channel.timeline.insert(channel.timeline.begin() + static_cast<std::ptrdiff_t>(rank),
+                              Packet{start, start + duration + round_trip_extra_});
+      take_from_gap(channel, gap, start, duration);
       return start;
     }
   }
   // At the frontier: after the wire is free and the credit of the packet `credits` back returned.
-  const std::size_t rank = dir.timeline.size();
-  sc_time start = std::max(ready, dir.frontier);
-  if (rank >= credits_) start = std::max(start, dir.timeline[rank - credits_].credit_return);
-  if (start > dir.frontier && start - dir.frontier >= min_gap_) {
-    dir.gaps.push_back(Gap{dir.frontier, start});
+  const std::size_t rank = channel.timeline.size();
+  sc_time start = std::max(ready, channel.frontier);
+  if (rank >= channel.credits) {
+    start = std::max(start, channel.timeline[rank - channel.credits].credit_return);
   }
-  dir.timeline.push_back(Packet{start, start + duration + round_trip_extra_});
-  dir.frontier = start + duration;
+  if (start > channel.frontier && start - channel.frontier >= min_gap_) {
+    channel.gaps.push_back(Gap{channel.frontier, start});
+  }
+  channel.timeline.push_back(Packet{start, start + duration + round_trip_extra_});
+  channel.frontier = start + duration;
   return start;
 }
 
-sc_time NvLink::send(int direction, const sc_time& ready, std::uint64_t data_bytes) {
+sc_time NvLink::after_packet_on_wire(const Channel& requests, const sc_time& at) const {
+  const auto& timeline = requests.timeline;
+  const auto next = std::partition_point(timeline.begin(), timeline.end(),
+                                         [&](const Packet& packet) { return packet.start <= at; });
+  if (next == timeline.begin()) return at;
+  const sc_time end = std::prev(next)->credit_return - round_trip_extra_;
+  return std::max(at, end);
+}
+
+void NvLink::yield_wire(Channel& requests, const sc_time& start, const sc_time& duration) {
+  if (start >= requests.frontier) {  // the request wire is idle from its frontier on
+    if (start - requests.frontier >= min_gap_)
+      requests.gaps.push_back(Gap{requests.frontier, start});
+    requests.frontier = start + duration;
+    return;
+  }
+  auto gap = std::partition_point(requests.gaps.begin(), requests.gaps.end(),
+                                  [&](const Gap& candidate) { return candidate.end <= start; });
+  for (int scanned = 0; gap != requests.gaps.end() && scanned < kMaxGapScan; ++gap, ++scanned) {
+    const sc_time from = std::max(start, gap->start);
+    if (from + duration > gap->end) continue;
+    take_from_gap(requests, gap, from, duration);
+    return;
+  }
+  requests.frontier += duration;  // the next request packet booked starts that much later
+}
+
+sc_time NvLink::place_response(Direction& dir, const sc_time& ready, const sc_time& duration) {
+  Channel& requests = dir.channel(LinkChannel::Request);
+  const sc_time start =
+      place(dir.channel(LinkChannel::Response), after_packet_on_wire(requests, ready), duration);
+  yield_wire(requests, start, duration);
+  return start;
+}
+
+sc_time NvLink::send(int direction, LinkChannel channel, const sc_time& ready,
+                     std::uint64_t data_bytes) {
   Direction& dir = lane(direction);
-  LinkDirectionStats& stats = dir.stats;
+  LinkDirectionStats& stats = dir.channel(channel).stats;
   const auto max_payload = static_cast<std::uint64_t>(config_.max_payload_bytes);
   const auto header = static_cast<std::uint64_t>(config_.header_bytes);
   const std::uint64_t count = data_bytes == 0 ? 1 : (data_bytes + max_payload - 1) / max_payload;
@@ -229,7 +335,9 @@ sc_time NvLink::send(int direction, const sc_time& ready, std::uint64_t data_byt
     const sc_time duration = payload == max_payload ? full_packet_time_
                              : payload == 0         ? header_packet_time_
                                                     : wire_time(wire);
-    const sc_time start = place(dir, next_ready, duration);
+    const sc_time start = channel == LinkChannel::Response
+                              ? place_response(dir, next_ready, duration)
+                              : place(dir.channel(LinkChannel::Request), next_ready, duration);
     next_ready = start + duration;
     arrival = next_ready + latency_;  // the receiver drains into its router on arrival
 
@@ -238,7 +346,8 @@ sc_time NvLink::send(int direction, const sc_time& ready, std::uint64_t data_byt
     stats.wire_bytes += wire;
     stats.busy_ns += duration.to_seconds() * 1e9;
     if (record_) {
-      dir.records.push_back(PacketRecord{start, arrival, static_cast<std::uint32_t>(wire)});
+      dir.records.push_back(
+          PacketRecord{start, arrival, static_cast<std::uint32_t>(wire), channel});
     }
     for (const WireObserver& observer : wire_observers_) {
       observer(direction, start, next_ready, wire);
@@ -249,36 +358,39 @@ sc_time NvLink::send(int direction, const sc_time& ready, std::uint64_t data_byt
 
 void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time& delay) {
   // What crosses each way: writes and updates carry their data forward and an ack back; a read
-  // sends a header-only request and its data comes back.
+  // sends a header-only request and its data comes back. The request travels in the channel its
+  // extension names (flags: Response), every answer in the response channel.
   const bool ignore = payload.get_command() == tlm::TLM_IGNORE_COMMAND &&
                       payload.get_extension<T3Extension>() == nullptr;
-  const bool read = !ignore && T3Extension::get(payload).op == Op::Read;
+  const T3Extension extension = ignore ? T3Extension{} : T3Extension::get(payload);
+  const bool read = !ignore && extension.op == Op::Read;
+  const LinkChannel request_channel = extension.link_channel;
   const std::uint64_t length = ignore ? 0 : payload.get_data_length();
 
   const sc_time entry = sc_core::sc_time_stamp();
-  advance(directions_[0], entry);
-  advance(directions_[1], entry);
-  ++lane(direction).stats.transactions;
-  const sc_time request_arrival = send(direction, entry + delay, read ? 0 : length);
+  advance_all(entry);
+  ++lane(direction).channel(request_channel).stats.transactions;
+  const sc_time request_arrival =
+      send(direction, request_channel, entry + delay, read ? 0 : length);
   delay = request_arrival - entry;
 
   // Until the receiver answers, the request is in its hands: what describe_pending reports.
-  Direction& dir = directions_[direction];
+  Channel& pending = directions_[direction].channel(request_channel);
   const std::uint64_t max_payload = static_cast<std::uint64_t>(config_.max_payload_bytes);
   const std::uint64_t sent = read || length == 0 ? 1 : (length + max_payload - 1) / max_payload;
-  ++dir.undrained;
-  dir.undrained_packets += sent;
+  ++pending.undrained;
+  pending.undrained_packets += sent;
   auto& target = direction == 0 ? to_b : to_a;
   target->b_transport(payload, delay);
-  --dir.undrained;
-  dir.undrained_packets -= sent;
+  --pending.undrained;
+  pending.undrained_packets -= sent;
 
   // The target may have waited; its response is ready at the (new) local time plus its delay.
   const sc_time now = sc_core::sc_time_stamp();
-  advance(directions_[0], now);
-  advance(directions_[1], now);
+  advance_all(now);
   const bool data_back = read && payload.is_response_ok();
-  const sc_time response_arrival = send(1 - direction, now + delay, data_back ? length : 0);
+  const sc_time response_arrival =
+      send(1 - direction, LinkChannel::Response, now + delay, data_back ? length : 0);
   delay = response_arrival - now;
 }
 
@@ -309,37 +421,57 @@ bool NvLink::get_direct_mem_ptr(tlm::tlm_generic_payload& /*payload*/, tlm::tlm_
 std::string NvLink::describe_pending() const {
   std::string what;
   for (int d = 0; d < 2; ++d) {
-    const Direction& dir = directions_[d];
-    if (dir.undrained == 0) continue;
-    what += (what.empty() ? "" : "; ") + std::string(name()) + " " + direction_name(d) + ": " +
-            std::to_string(dir.undrained) + " transactions (" +
-            std::to_string(dir.undrained_packets) +
-            " packets) delivered and not drained by the receiver, " +
-            std::to_string(std::min<std::uint64_t>(dir.undrained_packets, credits_)) + " of " +
-            std::to_string(credits_) + " credits";
+    for (int c = 0; c < kLinkChannels; ++c) {
+      const Channel& channel = directions_[d].channels[c];
+      if (channel.undrained == 0) continue;
+      const std::string name = to_string(static_cast<LinkChannel>(c));
+      what += (what.empty() ? "" : "; ") + std::string(this->name()) + " " + direction_name(d) +
+              " " + name + " channel: " + std::to_string(channel.undrained) + " transactions (" +
+              std::to_string(channel.undrained_packets) +
+              " packets) delivered and not drained by the receiver, " +
+              std::to_string(std::min<std::uint64_t>(channel.undrained_packets, channel.credits)) +
+              " of " + std::to_string(channel.credits) + " " + name + " credits";
+    }
   }
   return what;
 }
 
+namespace {
+
+nlohmann::json stats_json(const LinkDirectionStats& s, double elapsed_ns) {
+  return {
+      {"transactions", s.transactions},
+      {"packets", s.packets},
+      {"payload_bytes", s.payload_bytes},
+      {"wire_bytes", s.wire_bytes},
+      {"busy_ns", s.busy_ns},
+      {"utilisation", elapsed_ns > 0 ? s.busy_ns / elapsed_ns : 0.0},
+      {"efficiency", s.wire_bytes > 0 ? static_cast<double>(s.payload_bytes) / s.wire_bytes : 0.0},
+      {"max_packets_in_flight", s.max_packets_in_flight}};
+}
+
+}  // namespace
+
 nlohmann::json NvLink::report() const {
   sc_time elapsed = sc_core::sc_time_stamp();
-  for (const auto& dir : directions_) elapsed = std::max(elapsed, dir.frontier);
+  for (const auto& dir : directions_) {
+    for (const auto& channel : dir.channels) elapsed = std::max(elapsed, channel.frontier);
+  }
   const double elapsed_ns = elapsed.to_seconds() * 1e9;
 
   nlohmann::json directions = nlohmann::json::array();
   for (int d = 0; d < 2; ++d) {
-    const LinkDirectionStats& s = stats(d);
-    directions.push_back(
-        {{"direction", direction_name(d)},
-         {"transactions", s.transactions},
-         {"packets", s.packets},
-         {"payload_bytes", s.payload_bytes},
-         {"wire_bytes", s.wire_bytes},
-         {"busy_ns", s.busy_ns},
-         {"utilisation", elapsed_ns > 0 ? s.busy_ns / elapsed_ns : 0.0},
-         {"efficiency",
-          s.wire_bytes > 0 ? static_cast<double>(s.payload_bytes) / s.wire_bytes : 0.0},
-         {"max_packets_in_flight", s.max_packets_in_flight}});
+    nlohmann::json direction = {{"direction", direction_name(d)}};
+    direction.update(stats_json(stats(d), elapsed_ns));
+    nlohmann::json channels = nlohmann::json::array();
+    for (int c = 0; c < kLinkChannels; ++c) {
+      const auto channel = static_cast<LinkChannel>(c);
+      nlohmann::json one = {{"channel", to_string(channel)}};
+      one.update(stats_json(stats(d, channel), elapsed_ns));
+      channels.push_back(one);
+    }
+    direction["channels"] = channels;
+    directions.push_back(direction);
   }
   return {{"name", name()},
           {"elapsed_ns", elapsed_ns},
@@ -348,6 +480,7 @@ nlohmann::json NvLink::report() const {
           {"max_payload_bytes", config_.max_payload_bytes},
           {"header_bytes", config_.header_bytes},
           {"credits", config_.credits},
+          {"response_credits", config_.response_credits},
           {"directions", directions}};
 }
 

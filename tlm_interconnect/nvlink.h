@@ -1,5 +1,7 @@
 // NVLink-style point-to-point link: full duplex, per-direction line rate, latency, packetisation
-// (payload per packet + header bytes) and credit-based flow control.
+// (payload per packet + header bytes), and two virtual channels per direction (requests with their
+// data; responses, acknowledgements and flags), each with its own credit-based flow control,
+// sharing the direction's serialiser with responses first.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@
 #include <tlm>
 
 #include "config/system_config.h"
+#include "tlm_interconnect/payload.h"
 
 namespace t3 {
 
@@ -31,6 +34,7 @@ struct PacketRecord {
   sc_core::sc_time start;    // first bit leaves
   sc_core::sc_time arrival;  // last bit reaches the far end
   std::uint32_t wire_bytes;
+  LinkChannel channel = LinkChannel::Request;
 };
 
 class NvLink : public sc_core::sc_module {
@@ -49,20 +53,29 @@ class NvLink : public sc_core::sc_module {
 
   // Direction 0 is A -> B, direction 1 is B -> A. The in-flight peak includes packets reserved
   // ahead of the current time (cost linear in those), so call it for reports, not per packet.
+  // One virtual channel's figures, or (without `channel`) both added; a direction's in-flight
+  // peak is then the sum of its channels' peaks, each bounded by its own credits.
+  const LinkDirectionStats& stats(int direction, LinkChannel channel) const;
   const LinkDirectionStats& stats(int direction) const;
+  // Credits of a channel not held at the current time by a packet sent or reserved whose credit
+  // has not come back: every one of them once the link has drained.
+  std::uint64_t credits_free(int direction, LinkChannel channel) const;
+  std::uint64_t credits(LinkChannel channel) const;
   void record_packets(bool on);
   const std::vector<PacketRecord>& packets(int direction) const;
   nlohmann::json report() const;
-  // Transactions delivered to a receiver that has not answered them, per direction, e.g.
-  // "group.link0_1 a_to_b: 3 transactions (12 packets) delivered and not drained by the receiver,
-  // 12 of 16 credits"; empty if none. The calendar returns each credit `latency` after its packet
-  // arrives (a receiver drains on arrival); a receiver that never answers is a stall, and these
-  // packets are what a real receive buffer would be holding, keeping their credits.
+  // Transactions delivered to a receiver that has not answered them, per direction and channel,
+  // e.g. "group.link0_1 a_to_b request channel: 3 transactions (12 packets) delivered and not
+  // drained by the receiver, 12 of 16 request credits"; empty if none. The calendar returns each
+  // credit `latency` after its packet arrives (a receiver drains on arrival); a receiver that never
+  // answers is a stall, and these packets are what a real receive buffer would be holding, keeping
+  // their credits.
   std::string describe_pending() const;
 
   // Called for every packet when it is placed on the wire, with the span it holds the serialiser
   // (end = start + serialisation). Packets are reserved ahead of the current time, and one may
-  // fill an idle stretch before packets already reserved, so calls are not in time order. Any
+  // fill an idle stretch before packets already reserved, so calls are not in time order; a
+  // response may overlap request packets reserved before it (see nvlink.cpp). Any
   // number of observers (traces, waveforms); register before sc_start.
   using WireObserver = std::function<void(int direction, sc_core::sc_time start,
                                           sc_core::sc_time end, std::uint64_t wire_bytes)>;
@@ -83,40 +96,62 @@ class NvLink : public sc_core::sc_module {
     sc_core::sc_time start;
     sc_core::sc_time end;
   };
-  // One direction's serialiser calendar and credit loop. Packets do not overlap on the wire, so in
-  // time order both their starts and their credit returns rise: the packets in flight at any
-  // instant are a contiguous run of `timeline`.
-  struct Direction {
+  // One virtual channel of one direction: its serialiser calendar and credit loop. Its packets do
+  // not overlap on the wire, so in time order both their starts and their credit returns rise:
+  // the packets in flight at any instant are a contiguous run of `timeline`. The request
+  // channel's gaps and frontier also hold the wire time responses took (see nvlink.cpp).
+  struct Channel {
     std::deque<Packet> timeline;  // reserved packets in time order, credit not yet back by "now"
     std::deque<Gap> gaps;         // idle stretches before `frontier`, in time order
-    sc_core::sc_time frontier;    // end of the last packet on the wire
+    sc_core::sc_time frontier;    // end of the last wire time booked
+    std::size_t credits = 0;      // receive-buffer slots at the far end
     std::size_t settled = 0;      // timeline[0, settled) start before "now": in-flight count final
     std::size_t settled_low = 0;  // first packet in flight when timeline[settled - 1] started
     LinkDirectionStats stats;
     std::uint64_t undrained = 0;          // transactions in the receiver's b_transport
     std::uint64_t undrained_packets = 0;  // their packets
     mutable LinkDirectionStats shown;     // stats plus the in-flight peak of packets yet to start
+  };
+  struct Direction {
+    Channel channels[kLinkChannels];
     std::vector<PacketRecord> records;
+    mutable LinkDirectionStats shown;  // both channels added
+    Channel& channel(LinkChannel which) { return channels[static_cast<int>(which)]; }
   };
 
   void transport(int direction, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
-  // Serialises `data_bytes` (0: one header-only packet) in `direction`, the first packet ready at
-  // `ready`; returns when the last packet's last bit arrives at the far end.
-  sc_core::sc_time send(int direction, const sc_core::sc_time& ready, std::uint64_t data_bytes);
-  // Reserves the earliest start >= ready where the wire is idle for `duration` and a credit is
-  // free for the packet's whole round trip without taking one from a packet already reserved.
-  sc_core::sc_time place(Direction& dir, const sc_core::sc_time& ready,
+  // Serialises `data_bytes` (0: one header-only packet) in `direction` on `channel`, the first
+  // packet ready at `ready`; returns when the last packet's last bit arrives at the far end.
+  sc_core::sc_time send(int direction, LinkChannel channel, const sc_core::sc_time& ready,
+                        std::uint64_t data_bytes);
+  // Reserves the earliest start >= ready where the channel's wire is idle for `duration` and a
+  // credit is free for the packet's whole round trip without taking one from a packet already
+  // reserved.
+  sc_core::sc_time place(Channel& channel, const sc_core::sc_time& ready,
                          const sc_core::sc_time& duration);
-  bool fits_in_gap(const Direction& dir, std::deque<Gap>::iterator gap,
+  // Response first: a response waits only for the request packet on the wire when it is ready
+  // and for the responses before it; the request channel's next bookings pay for its wire time.
+  sc_core::sc_time place_response(Direction& dir, const sc_core::sc_time& ready,
+                                  const sc_core::sc_time& duration);
+  // When the request packet on the wire at `at` (if any) ends; `at` otherwise.
+  sc_core::sc_time after_packet_on_wire(const Channel& requests, const sc_core::sc_time& at) const;
+  // Takes `duration` of wire time from the request channel at or after `start`.
+  void yield_wire(Channel& requests, const sc_core::sc_time& start,
+                  const sc_core::sc_time& duration);
+  // Removes [start, start + duration) from `gap`, keeping the idle rest that can hold a packet.
+  void take_from_gap(Channel& channel, std::deque<Gap>::iterator gap, const sc_core::sc_time& start,
+                     const sc_core::sc_time& duration);
+  bool fits_in_gap(const Channel& channel, std::deque<Gap>::iterator gap,
                    const sc_core::sc_time& ready, const sc_core::sc_time& duration,
                    sc_core::sc_time& start, std::size_t& rank) const;
   // Settles the in-flight peak of packets that started by `now`, then forgets what is over.
-  void advance(Direction& dir, const sc_core::sc_time& now);
+  void advance(Channel& channel, const sc_core::sc_time& now);
+  void advance_all(const sc_core::sc_time& now);
+  const LinkDirectionStats& channel_stats(const Channel& channel) const;
   sc_core::sc_time wire_time(std::uint64_t wire_bytes) const;
   bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
 
   LinkConfig config_;
-  std::size_t credits_ = 0;
   sc_core::sc_time latency_;
   sc_core::sc_time round_trip_extra_;    // 2 x latency: the packet out, its credit back
   sc_core::sc_time full_packet_time_;    // max_payload_bytes + header_bytes

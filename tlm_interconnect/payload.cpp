@@ -22,6 +22,10 @@ const char* to_string(CacheHint hint) {
   return hint == CacheHint::Cached ? "cached" : "uncached";
 }
 
+const char* to_string(LinkChannel channel) {
+  return channel == LinkChannel::Request ? "request" : "response";
+}
+
 tlm::tlm_extension_base* T3Extension::clone() const {
   return new T3Extension(*this);
 }

@@ -24,9 +24,17 @@ enum class CacheHint : std::uint8_t { Cached, Uncached };
 inline constexpr int kTrafficClasses = 2;
 inline constexpr int kOps = 3;
 
+// The virtual channel a packet crosses a link in (docs/protocol.md, "Virtual channels"): each has
+// its own receive-buffer credits, and the link's serialiser serves responses first. Requests and
+// their data use Request; acknowledgements and read data always use Response, and so do flag
+// stores (a request marked Response): a control word must not wait behind bulk data.
+enum class LinkChannel : std::uint8_t { Request, Response };
+inline constexpr int kLinkChannels = 2;
+
 const char* to_string(Op op);
 const char* to_string(TrafficClass traffic_class);
 const char* to_string(CacheHint hint);
+const char* to_string(LinkChannel channel);
 
 // Which block issued a transaction: GPU index and a unit number within it (SM, DMA engine, ...).
 struct Origin {
@@ -53,6 +61,8 @@ class T3Extension : public tlm::tlm_extension<T3Extension> {
   // filled past dma.urgent_fill, i.e. while the path (memory, link) and not the producer paces
   // it. MCA does not hold urgent communication back (hbm.mca.release_urgent).
   bool urgent = false;
+  // The virtual channel the request crosses links in (its response always takes Response).
+  LinkChannel link_channel = LinkChannel::Request;
 
   tlm::tlm_extension_base* clone() const override;
   void copy_from(const tlm::tlm_extension_base& other) override;

@@ -512,6 +512,7 @@ RingChannel Sm::make_ring_channel(const CollectiveKernel& k, int channel) const 
   c.remote_write = with(Op::Write, CacheHint::Uncached);
   c.flag_read = with(Op::Read, CacheHint::Uncached);
   c.flag_write = c.remote_write;
+  c.flag_write.link_channel = LinkChannel::Response;  // a control word never waits behind data
 
   c.ready = ready_flag(k.flags, channel);
   c.ack = ack_flag(k.flags, channel);

@@ -385,34 +385,157 @@ TEST_CASE("Link: mixed random traffic never overlaps on the wire nor overdraws c
 
   const sc_time latency = ns(config.latency_ns);
   for (int direction = 0; direction < 2; ++direction) {
-    auto packets = bench.link.packets(direction);
-    REQUIRE(packets.size() == bench.link.stats(direction).packets);
-    std::sort(
-        packets.begin(), packets.end(),
-        [](const t3::PacketRecord& x, const t3::PacketRecord& y) { return x.start < y.start; });
-    std::uint64_t wire_bytes = 0;
-    std::map<sc_time, int> changes;  // credits taken (+1) and returned (-1)
-    for (std::size_t k = 0; k < packets.size(); ++k) {
-      const auto& packet = packets[k];
-      wire_bytes += packet.wire_bytes;
-      const sc_time end = packet.arrival - latency;
-      CHECK(end - packet.start == wire(config, packet.wire_bytes));
-      if (k + 1 < packets.size()) CHECK(packets[k + 1].start >= end);  // one packet on the wire
-      changes[packet.start] += 1;
-      changes[packet.arrival + latency] -= 1;
+    REQUIRE(bench.link.packets(direction).size() == bench.link.stats(direction).packets);
+    sc_time first = sc_time(1, SC_SEC);
+    sc_time last = SC_ZERO_TIME;
+    sc_time busy = SC_ZERO_TIME;
+    for (const t3::LinkChannel channel : {t3::LinkChannel::Request, t3::LinkChannel::Response}) {
+      std::vector<t3::PacketRecord> packets;
+      for (const auto& packet : bench.link.packets(direction)) {
+        if (packet.channel == channel) packets.push_back(packet);
+      }
+      std::sort(
+          packets.begin(), packets.end(),
+          [](const t3::PacketRecord& x, const t3::PacketRecord& y) { return x.start < y.start; });
+      const auto& stats = bench.link.stats(direction, channel);
+      REQUIRE(packets.size() == stats.packets);
+      std::uint64_t wire_bytes = 0;
+      std::map<sc_time, int> changes;  // the channel's credits taken (+1) and returned (-1)
+      for (std::size_t k = 0; k < packets.size(); ++k) {
+        const auto& packet = packets[k];
+        wire_bytes += packet.wire_bytes;
+        const sc_time end = packet.arrival - latency;
+        CHECK(end - packet.start == wire(config, packet.wire_bytes));
+        if (k + 1 < packets.size()) CHECK(packets[k + 1].start >= end);  // one packet at a time
+        changes[packet.start] += 1;
+        changes[packet.arrival + latency] -= 1;
+        first = std::min(first, packet.start);
+        last = std::max(last, end);
+        busy += end - packet.start;
+      }
+      CHECK(wire_bytes == stats.wire_bytes);
+      int in_flight = 0;
+      int peak = 0;
+      for (const auto& change : changes) {
+        in_flight += change.second;
+        peak = std::max(peak, in_flight);
+      }
+      const auto credits = static_cast<int>(bench.link.credits(channel));
+      INFO("direction " << direction << " " << t3::to_string(channel) << " peak " << peak);
+      CHECK(peak <= credits);
+      // Writes and read requests are heavy enough to reach the request channel's limit.
+      if (channel == t3::LinkChannel::Request) CHECK(peak == credits);
+      CHECK(stats.max_packets_in_flight == static_cast<std::uint64_t>(peak));
     }
-    CHECK(wire_bytes == bench.link.stats(direction).wire_bytes);
-    int in_flight = 0;
-    int peak = 0;
-    for (const auto& change : changes) {
-      in_flight += change.second;
-      peak = std::max(peak, in_flight);
-    }
-    INFO("direction " << direction << " peak " << peak);
-    CHECK(peak <= config.credits);
-    CHECK(peak == config.credits);  // the traffic is heavy enough to reach the limit
-    CHECK(bench.link.stats(direction).max_packets_in_flight == static_cast<std::uint64_t>(peak));
+    // Both channels share one serialiser: together they never carry more than the line rate.
+    INFO("direction " << direction << " busy " << to_ns(busy) << " ns of " << to_ns(last - first));
+    CHECK(busy <= last - first);
   }
+}
+
+TEST_CASE("Link: an acknowledgement is never delayed by data booked on the request channel",
+          "[link]") {
+  // Side B books a long burst toward A first; side A's write then needs its acknowledgement to
+  // cross B -> A while that burst is still booked ahead. On one calendar shared by both kinds of
+  // packet it would wait for the whole burst (about 60 us here); in the response channel it waits
+  // at most for the data packet on the wire when it is ready.
+  const t3::LinkConfig config;
+  Bench bench(config);
+  const std::uint64_t burst = 4 * MiB;
+  const sc_time late = ns(10);
+  sc_time returned;
+  bench.source_b.body = [&](Source& source) {
+    source.access(tlm::TLM_WRITE_COMMAND, 0, burst, SC_ZERO_TIME);
+  };
+  bench.source_a.body = [&](Source& source) {
+    wait(late);
+    returned = source.access(tlm::TLM_WRITE_COMMAND, 0x40, 64, SC_ZERO_TIME);
+  };
+  sc_start();
+
+  REQUIRE(bench.sink_a.arrivals.size() == 1);
+  const sc_time burst_end = bench.sink_a.arrivals[0] - ns(config.latency_ns);
+  const sc_time latency = ns(config.latency_ns);
+  const sc_time header = wire(config, static_cast<double>(config.header_bytes));
+  const sc_time full =
+      wire(config, static_cast<double>(config.max_payload_bytes + config.header_bytes));
+  const sc_time request_arrival = late + wire(config, 64.0 + config.header_bytes) + latency;
+  REQUIRE(bench.sink_b.arrivals.size() == 1);
+  CHECK(bench.sink_b.arrivals[0] == request_arrival);
+  const sc_time ack_arrival = late + returned;
+  INFO("ack arrives at " << to_ns(ack_arrival) << " ns, the burst's last packet leaves at "
+                         << to_ns(burst_end) << " ns");
+  CHECK(ack_arrival >= request_arrival + header + latency);
+  CHECK(ack_arrival <= request_arrival + full + header + latency);
+  CHECK(ack_arrival + ns(10000) < burst_end);  // far ahead of the data booked before it
+  CHECK(bench.link.stats(1, t3::LinkChannel::Response).packets == 1);
+  CHECK(bench.link.stats(1, t3::LinkChannel::Request).packets == burst / config.max_payload_bytes);
+}
+
+TEST_CASE("Link: a flag store crosses in the response channel, ahead of booked data", "[link]") {
+  const t3::LinkConfig config;
+  Bench bench(config);
+  sc_time flag_arrival;
+  bench.source_a.body = [&](Source& source) {
+    source.access(tlm::TLM_WRITE_COMMAND, 0, 4 * MiB, SC_ZERO_TIME);  // booked ahead on A -> B
+    tlm::tlm_generic_payload payload;
+    std::uint64_t value = 1;
+    payload.set_address(0x80);
+    payload.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+    payload.set_data_length(sizeof value);
+    payload.set_streaming_width(sizeof value);
+    t3::T3Extension flag;
+    flag.op = t3::Op::Write;
+    flag.link_channel = t3::LinkChannel::Response;
+    t3::T3Extension::set(payload, flag);
+    sc_time delay = SC_ZERO_TIME;
+    source.socket->b_transport(payload, delay);
+  };
+  sc_start();
+  REQUIRE(bench.sink_b.arrivals.size() == 2);
+  flag_arrival = bench.sink_b.arrivals[1];
+  const sc_time full =
+      wire(config, static_cast<double>(config.max_payload_bytes + config.header_bytes));
+  CHECK(flag_arrival <= full + wire(config, 8.0 + config.header_bytes) + ns(config.latency_ns));
+  CHECK(bench.link.stats(0, t3::LinkChannel::Response).transactions == 1);
+  CHECK(bench.link.stats(0, t3::LinkChannel::Request).transactions == 1);
+}
+
+TEST_CASE("Link: after traffic both channels of both directions hold all their credits", "[link]") {
+  t3::LinkConfig config;
+  config.credits = 8;
+  config.response_credits = 5;
+  Bench bench(config);
+  std::uint64_t least_free[2][2] = {{~0ull, ~0ull}, {~0ull, ~0ull}};
+  auto sample = [&] {
+    for (int d = 0; d < 2; ++d) {
+      for (int c = 0; c < t3::kLinkChannels; ++c) {
+        const auto channel = static_cast<t3::LinkChannel>(c);
+        least_free[d][c] = std::min(least_free[d][c], bench.link.credits_free(d, channel));
+      }
+    }
+  };
+  auto traffic = [&](tlm::tlm_command command) {
+    return [&, command](Source& source) {
+      for (int i = 0; i < 50; ++i) {
+        const sc_time returned = source.access(command, 0, 2 * KiB, SC_ZERO_TIME);
+        sample();
+        wait(returned);  // as an initiator does: the answer is back
+      }
+    };
+  };
+  bench.source_a.body = traffic(tlm::TLM_WRITE_COMMAND);
+  bench.source_b.body = traffic(tlm::TLM_READ_COMMAND);  // its data comes back as responses
+  sc_start();
+  // Every credit comes back `latency` after its packet arrives: a while after the last one.
+  sc_start(ns(4 * config.latency_ns));
+  for (int d = 0; d < 2; ++d) {
+    CHECK(bench.link.credits_free(d, t3::LinkChannel::Request) == 8);
+    CHECK(bench.link.credits_free(d, t3::LinkChannel::Response) == 5);
+  }
+  // The traffic did hold the credits it was sent with: writes A -> B, read data A -> B.
+  CHECK(least_free[0][0] == 0);
+  CHECK(least_free[0][1] == 0);
 }
 
 TEST_CASE("Link: debug transport crosses without timing; DMI is refused", "[link]") {
@@ -451,12 +574,14 @@ TEST_CASE("Link: debug transport crosses without timing; DMI is refused", "[link
 }
 
 TEST_CASE("Link: a bad configuration names the parameter", "[link]") {
-  t3::LinkConfig config;
-  config.credits = 0;
-  try {
-    t3::NvLink link("link", config);
-    FAIL("no error");
-  } catch (const t3::ConfigError& error) {
-    CHECK(std::string(error.what()).find("link.credits") != std::string::npos);
+  for (const char* key : {"link.credits", "link.response_credits"}) {
+    t3::LinkConfig config;
+    (std::string(key) == "link.credits" ? config.credits : config.response_credits) = 0;
+    try {
+      t3::NvLink link("link", config);
+      FAIL("no error");
+    } catch (const t3::ConfigError& error) {
+      CHECK(std::string(error.what()).find(std::string(key) + ":") != std::string::npos);
+    }
   }
 }

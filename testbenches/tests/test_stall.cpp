@@ -138,8 +138,9 @@ TEST_CASE("a flag never set stops the polling channels within the timeout, namin
   CHECK(polls > 2 * static_cast<std::uint64_t>(kTimeoutNs / 1000));
 }
 
-TEST_CASE("a link whose receiver never drains stops the run naming the direction and credits",
-          "[stall]") {
+TEST_CASE(
+    "a link whose receiver never drains stops the run naming the direction, channel and credits",
+    "[stall]") {
   // GPU 1's tracker has one entry, held by a tile that never completes; GPU 0 sends near-memory
   // updates of a second tile to GPU 1. Its memory controller cannot admit them (table full), so
   // they never leave GPU 1's side of link 0-1: in hardware its receive buffer stays full and
@@ -177,8 +178,8 @@ TEST_CASE("a link whose receiver never drains stops the run naming the direction
   CHECK_THAT(error, Contains("deadlock"));
   // 4 streams of 1 KiB updates: 4 transactions of 4 packets (256-byte payloads) each.
   const std::regex link(
-      "group\\.link0_1 a_to_b: (\\d+) transactions \\((\\d+) packets\\) "
-      "delivered and not drained by the receiver, (\\d+) of (\\d+) credits");
+      "group\\.link0_1 a_to_b request channel: (\\d+) transactions \\((\\d+) packets\\) "
+      "delivered and not drained by the receiver, (\\d+) of (\\d+) request credits");
   std::smatch match;
   REQUIRE(std::regex_search(error, match, link));
   CHECK(std::stoull(match[1]) == 4);
@@ -187,6 +188,8 @@ TEST_CASE("a link whose receiver never drains stops the run naming the direction
   CHECK(std::stoull(match[3]) ==
         std::min<std::uint64_t>(std::stoull(match[2]), config.link.credits));
   CHECK(std::stoull(match[4]) == static_cast<std::uint64_t>(config.link.credits));
+  // The updates hold request credits only: nothing is pending in the response channel.
+  CHECK_THAT(error, !Contains("response channel"));
   CHECK_THAT(error, Contains("group.gpu1.memory holds"));
   CHECK_THAT(error, Contains("group.gpu1.tracker holds 1 tiles below their threshold"));
 }
