@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/system_config.h"
+#include "experiments/isolated.h"
 #include "protocol/gemm_layout.h"
 #include "workloads/scenario.h"
 
@@ -23,8 +24,10 @@ class UsageError : public std::runtime_error {
 };
 
 // --system, --tp, --set and --help, shared by every command that builds a system; without --tp
-// for a command that takes its group sizes from elsewhere (a sweep's suite).
-po::options_description system_options(bool with_tp = true);
+// for a command that takes its group sizes from elsewhere (a sweep's suite); --system defaults
+// to `default_system`.
+po::options_description system_options(bool with_tp = true,
+                                       const std::string& default_system = "t3-paper");
 // Loads --system, applies --tp then every --set in order, and validates.
 SystemConfig system_from(const po::variables_map& options);
 
@@ -57,6 +60,10 @@ SystemConfig workload_system(const po::variables_map& options);
 // if --model, --sublayer or --tokens is given beside it.
 std::optional<GemmShape> custom_shape(const po::variables_map& options);
 
+// A progress bar on stderr for commands that run many simulations: redrawn in place on a
+// terminal, a line per simulation otherwise.
+Progress progress_bar();
+
 int config_command(const std::vector<std::string>& args);
 int gemm_command(const std::vector<std::string>& args);
 int collective_command(const std::vector<std::string>& args);
@@ -65,5 +72,6 @@ int run_command(const std::vector<std::string>& args);
 int compare_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int model_command(const std::vector<std::string>& args);
+int interference_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

@@ -34,6 +34,8 @@ const char* kUsage =
     "  collective  one ring collective on the group, with nccl-tests algbw/busbw (--op, --bytes)\n"
     "  bandwidth   stream traffic through HBM and a link and compare with the configured\n"
     "              figures\n"
+    "  interference  a GEMM beside a memory-streaming and a compute-only kernel on K SMs of\n"
+    "              one GPU: its slowdown from memory interference alone\n"
     "  config      print the effective configuration, or --table for every parameter\n"
     "\n"
     "`t3sim COMMAND --help` lists a command's options.\n";
@@ -50,7 +52,8 @@ const std::map<std::string, Command>& commands() {
                                                        {"compare", compare_command},
                                                        {"sweep", sweep_command},
                                                        {"collective", collective_command},
-                                                       {"model", model_command}};
+                                                       {"model", model_command},
+                                                       {"interference", interference_command}};
   return table;
 }
 
