@@ -4,6 +4,7 @@
 // each case elaborates nothing itself.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -58,17 +59,22 @@ TEST_CASE("a compute kernel on K SMs slows the GEMM no more than losing K SMs wo
   const double with_compute = at(beside, 0, "gemm_with_compute_ns");
   const double on_12_sms = at(fewer_sms, 0, "gemm_alone_ns");
   CHECK(with_compute > at(beside, 0, "gemm_alone_ns"));  // the SMs are taken
-  CHECK(with_compute <= on_12_sms * (1 + 1e-3));         // and nothing else is
-  CHECK(with_compute == Approx(on_12_sms).epsilon(1e-3));
+  CHECK(with_compute <= on_12_sms);                      // and nothing else is
+  // Equal but for where in simulated time the GEMM starts (the background is programmed first,
+  // so DRAM refresh falls elsewhere in the GEMM's run): measured 0.43% apart.
+  CHECK(with_compute == Approx(on_12_sms).epsilon(0.01));
 }
 
 TEST_CASE("a streaming background of 0 bytes changes nothing", "[interference]") {
   InterferenceRequest r = request({4}, true, true);
   r.stream_bytes = 0;
   const nlohmann::json result = run_interference(r, 2);
-  CHECK(std::abs(at(result, 0, "interference")) < 1e-3);
-  CHECK(at(result, 0, "gemm_with_stream_ns") ==
-        Approx(at(result, 0, "gemm_with_compute_ns")).epsilon(1e-3));
+  const nlohmann::json fewer_sms = run_interference(request({0}, false, true, 12), 2);
+  // Exactly the GEMM on the 12 SMs the background leaves it: no memory traffic, no effect.
+  CHECK(at(result, 0, "gemm_with_stream_ns") == at(fewer_sms, 0, "gemm_alone_ns"));
+  // Against the compute background only where in time the GEMM starts differs (see above),
+  // while 4 SMs streaming 4 MiB buffers cost this GEMM about 25%.
+  CHECK(std::abs(at(result, 0, "interference")) < 0.01);
 }
 
 TEST_CASE("memory interference grows with the streaming kernel's SMs", "[interference]") {
