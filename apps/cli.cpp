@@ -1,6 +1,9 @@
 #include "apps/cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,9 +16,9 @@
 
 namespace t3::cli {
 
-po::options_description system_options(bool with_tp) {
+po::options_description system_options(bool with_tp, const std::string& default_system) {
   po::options_description options("System");
-  options.add_options()("system", po::value<std::string>()->default_value("t3-paper"),
+  options.add_options()("system", po::value<std::string>()->default_value(default_system),
                         "preset name or JSON file (presets: t3-paper, a100-8, h100-8, mi300x-8, "
                         "dramsys-hbm2)");
   if (with_tp) {
@@ -128,6 +131,19 @@ void write_json(const std::string& path, const nlohmann::json& document) {
   if (!file) throw UsageError("cannot write '" + path + "'");
   file << document.dump(2) << "\n";
   if (!file) throw std::runtime_error("error writing '" + path + "'");
+}
+
+Progress progress_bar() {
+  const bool terminal = isatty(STDERR_FILENO);
+  const auto start = std::chrono::steady_clock::now();
+  return [terminal, start](std::size_t done, std::size_t total) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::size_t filled = 30 * done / total;
+    std::fprintf(stderr, "%s[%s%s] %zu/%zu simulations, %.0f s%s", terminal ? "\r" : "",
+                 std::string(filled, '#').c_str(), std::string(30 - filled, ' ').c_str(), done,
+                 total, seconds, terminal && done != total ? "" : "\n");
+  };
 }
 
 }  // namespace t3::cli

@@ -11,6 +11,7 @@
 
 #include "config/system_config.h"
 #include "harness/trace_recorder.h"
+#include "experiments/isolated.h"
 #include "protocol/gemm_layout.h"
 #include "workloads/scenario.h"
 
@@ -25,8 +26,10 @@ class UsageError : public std::runtime_error {
 };
 
 // --system, --tp, --set and --help, shared by every command that builds a system; without --tp
-// for a command that takes its group sizes from elsewhere (a sweep's suite).
-po::options_description system_options(bool with_tp = true);
+// for a command that takes its group sizes from elsewhere (a sweep's suite); --system defaults
+// to `default_system`.
+po::options_description system_options(bool with_tp = true,
+                                       const std::string& default_system = "t3-paper");
 // Loads --system, applies --tp then every --set in order, and validates.
 SystemConfig system_from(const po::variables_map& options);
 
@@ -64,6 +67,9 @@ po::options_description record_options();
 // The recorder --record asks for (nullptr without it), observing the systems built while it lives.
 std::unique_ptr<TraceRecorder> recorder_from(const po::variables_map& options,
                                              const SystemConfig& config);
+// A progress bar on stderr for commands that run many simulations: redrawn in place on a
+// terminal, a line per simulation otherwise.
+Progress progress_bar();
 
 int config_command(const std::vector<std::string>& args);
 int gemm_command(const std::vector<std::string>& args);
@@ -74,5 +80,6 @@ int compare_command(const std::vector<std::string>& args);
 int sweep_command(const std::vector<std::string>& args);
 int model_command(const std::vector<std::string>& args);
 int trace_command(const std::vector<std::string>& args);
+int interference_command(const std::vector<std::string>& args);
 
 }  // namespace t3::cli

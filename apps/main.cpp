@@ -36,6 +36,8 @@ const char* kUsage =
     "              figures\n"
     "  trace       play a DRAMSys STL memory trace into one GPU's memory (--play); run,\n"
     "              gemm and collective record one with --record\n"
+    "  interference  a GEMM beside a memory-streaming and a compute-only kernel on K SMs of\n"
+    "              one GPU: its slowdown from memory interference alone\n"
     "  config      print the effective configuration, or --table for every parameter\n"
     "\n"
     "`t3sim COMMAND --help` lists a command's options.\n";
@@ -53,7 +55,9 @@ const std::map<std::string, Command>& commands() {
                                                        {"sweep", sweep_command},
                                                        {"collective", collective_command},
                                                        {"model", model_command},
-                                                       {"trace", trace_command}};
+                                                       {"trace", trace_command},
+
+{"interference", interference_command}};
   return table;
 }
 

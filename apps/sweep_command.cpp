@@ -1,9 +1,6 @@
 // t3sim sweep: a suite of sublayer runs, run here in parallel processes, or written out as one
 // shell command per workload for GNU parallel or a Slurm job array and collected afterwards.
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -208,20 +205,6 @@ std::vector<std::vector<nlohmann::json>> collect(Suite& suite, const std::string
   if (results.empty()) throw std::runtime_error("sweep --collect: no workload has results yet");
   suite.points = std::move(present);
   return results;
-}
-
-// A progress bar on stderr: redrawn in place on a terminal, a line per simulation otherwise.
-Progress progress_bar() {
-  const bool terminal = isatty(STDERR_FILENO);
-  const auto start = std::chrono::steady_clock::now();
-  return [terminal, start](std::size_t done, std::size_t total) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::size_t filled = 30 * done / total;
-    std::fprintf(stderr, "%s[%s%s] %zu/%zu simulations, %.0f s%s", terminal ? "\r" : "",
-                 std::string(filled, '#').c_str(), std::string(30 - filled, ' ').c_str(), done,
-                 total, seconds, terminal && done != total ? "" : "\n");
-  };
 }
 
 // Runs the suite's workloads here (with `resume`, only those without results under `out`),

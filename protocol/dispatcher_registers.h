@@ -34,6 +34,11 @@ inline constexpr std::uint64_t kLaunches = 0x054;       // RO: kernels completed
 inline constexpr std::uint64_t kDispatchedWgs = 0x058;  // RO: workgroups dispatched, this launch
 inline constexpr std::uint64_t kFaultLow = 0x05c;       // RO: first faulting address, bits 31:0
 inline constexpr std::uint64_t kFaultHigh = 0x060;      // RO: bits 63:32 (valid if kMemoryFault)
+// The SMs a launch may use, [SM_FIRST, SM_FIRST + SM_COUNT) (SM_COUNT 0: through the last SM),
+// as a queue's CU mask confines a kernel on AMD GPUs: two kernels on two queues can then share
+// the GPU without sharing an SM. Both reset to 0 (every SM) and are kept across launches.
+inline constexpr std::uint64_t kSmFirst = 0x064;  // RW: first SM of the launch's range
+inline constexpr std::uint64_t kSmCount = 0x068;  // RW: SMs in the range (0: to the last SM)
 
 // Output map: entry c (c < kMaxChunks) at kOutMap + c * kOutMapStride.
 inline constexpr std::uint64_t kOutMap = 0x100;
@@ -187,6 +192,7 @@ enum LaunchError : std::uint32_t {
   kBadCollective = 7,   // collective: ranks, rank, channels, bytes, slice, FIFO depth, sequence,
                         // poll interval, rings or a ring's stride out of range (see validate in
                         // dispatcher.cpp)
+  kBadSmRange = 8,      // SM_FIRST is not an SM, or SM_FIRST + SM_COUNT passes the last SM
 };
 
 // The name of a LaunchError, as hosts print it ("unmapped buffer"); "unknown" otherwise.
@@ -208,6 +214,8 @@ inline const char* launch_error_name(std::uint32_t error) {
       return "memory fault";
     case kBadCollective:
       return "bad collective";
+    case kBadSmRange:
+      return "bad SM range";
     default:
       return "unknown";
   }

@@ -13,8 +13,10 @@ void append_stream(Program& program, const StreamLaunch& launch) {
   const std::string& label = launch.label;
   const char* element = to_string(launch.element);
   const std::uint64_t eb = bytes_of(launch.element, 1);
-  if (launch.read_bytes == 0 && launch.write_bytes == 0) {
-    bad_plan(label + ": a streaming kernel must read or write some bytes");
+  if (launch.read_bytes == 0 && launch.write_bytes == 0 && launch.flops == 0) {
+    bad_plan(label +
+             ": a streaming kernel must read or write some bytes (or, compute only, have "
+             "matrix FLOPs)");
   }
   if (launch.read_bytes % eb != 0 || launch.write_bytes % eb != 0) {
     bad_plan(label + ": " + std::to_string(launch.read_bytes) + " bytes read and " +
@@ -24,6 +26,10 @@ void append_stream(Program& program, const StreamLaunch& launch) {
   if (launch.workgroups < 1 || launch.workgroups > d::kMaxStreamWorkgroups) {
     bad_plan(label + ": workgroups = " + std::to_string(launch.workgroups) + " must be in [1, " +
              std::to_string(d::kMaxStreamWorkgroups) + "]");
+  }
+  if (launch.queue < 0 || launch.queue >= d::kQueues) {
+    bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
+             std::to_string(d::kQueues) + ")");
   }
   auto write = [&](std::uint64_t offset, std::uint32_t value, const std::string& what) {
     program.commands.push_back(HostCommand{HostCommand::Kind::WriteRegister,
@@ -48,8 +54,8 @@ void append_stream(Program& program, const StreamLaunch& launch) {
   write64(d::kStreamFlopsLow, launch.flops, "matrix FLOPs = " + std::to_string(launch.flops));
   write(d::kStreamOutFlags, launch.uncached_output ? d::kUncached : 0u,
         launch.uncached_output ? "output uncached" : "output cached");
-  write(d::doorbell_register(0), 1, "doorbell (launch)");
-  program.commands.push_back(wait_kernel(launch.dispatcher, 0, label));
+  write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
+  if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
 }
 
 StreamLaunch plan_stream(const SystemConfig& config, int gpu, std::uint64_t read_bytes,

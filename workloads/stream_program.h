@@ -26,11 +26,13 @@ struct StreamLaunch {
   // is produced, as the next kernel of a layer reads it from there.
   bool uncached_output = true;
   std::string label = "stream";
+  int queue = 0;     // the dispatcher's hardware queue it runs on
+  bool wait = true;  // the program waits for it here (false: later, with wait_kernel())
 };
 
-// Appends the descriptor writes, the doorbell of queue 0 and a WaitKernel. Throws
-// std::invalid_argument for no bytes at all, byte counts that are not whole elements, workgroups
-// outside [1, dispatcher::kMaxStreamWorkgroups].
+// Appends the descriptor writes, the doorbell of `queue` and (if `wait`) a WaitKernel. Throws
+// std::invalid_argument for no bytes and no FLOPs at all, byte counts that are not whole elements,
+// workgroups outside [1, dispatcher::kMaxStreamWorkgroups].
 void append_stream(Program& program, const StreamLaunch& launch);
 
 // A streaming kernel on GPU `gpu` of `config`: input at the start of its HBM window, output after

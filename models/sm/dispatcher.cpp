@@ -83,6 +83,9 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   rw(kFirstChunk, "FIRST_CHUNK", "chunk dispatched first (chunk-staggered order)", d.first_chunk);
   rw64(kALow, "A", "base address of A (M x K, tiles TILE_M x TILE_K)", d.a);
   rw64(kBLow, "B", "base address of B (K x N, tiles TILE_K x TILE_N)", d.b);
+  rw(kSmFirst, "SM_FIRST", "first SM the launch may use (resets to 0)", d.sm_first);
+  rw(kSmCount, "SM_COUNT", "SMs the launch may use from SM_FIRST (0: to the last SM; resets to 0)",
+     d.sm_count);
   ro(kCompletedWgs, "COMPLETED_WGS", "workgroups finished, this launch", first.completed_wgs);
   ro(kLaunches, "LAUNCHES", "kernels run to completion since reset", launches_completed_);
   ro(kDispatchedWgs, "DISPATCHED_WGS", "workgroups dispatched, this launch", first.dispatched_wgs);
@@ -241,16 +244,32 @@ bool Dispatcher::mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool a
 }
 
 LaunchError Dispatcher::validate(Kernel& kernel) const {
+  LaunchError error = kBadKernel;
   switch (descriptor_.kernel) {
     case kGemm:
-      return validate_gemm(kernel);
+      error = validate_gemm(kernel);
+      break;
     case kCollective:
-      return validate_collective(kernel);
+      error = validate_collective(kernel);
+      break;
     case kStream:
-      return validate_stream(kernel);
+      error = validate_stream(kernel);
+      break;
     default:
-      return kBadKernel;
+      break;
   }
+  return error == kNoError ? validate_sm_range(kernel) : error;
+}
+
+LaunchError Dispatcher::validate_sm_range(Kernel& kernel) const {
+  const std::uint64_t sms = config_.count;
+  const std::uint64_t first = descriptor_.sm_first;
+  const std::uint64_t count =
+      descriptor_.sm_count == 0 ? sms - std::min(first, sms) : descriptor_.sm_count;
+  if (first >= sms || count == 0 || first + count > sms) return kBadSmRange;
+  kernel.sm_first = static_cast<int>(first);
+  kernel.sm_end = static_cast<int>(first + count);
+  return kNoError;
 }
 
 LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
@@ -355,7 +374,9 @@ bool Dispatcher::direct_areas_mapped(const CollectiveDescriptor& c, bool* hbm_fl
 LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
   const Descriptor& d = descriptor_;
   if (!is_element_code(d.element) || d.stream_out_flags > kUncached) return kBadKernel;
-  if ((d.read_bytes == 0 && d.write_bytes == 0) || d.stream_workgroups == 0) return kZeroSize;
+  // A kernel that moves no bytes must compute: a compute-only kernel (STREAM_FLOPS only).
+  const bool no_bytes = d.read_bytes == 0 && d.write_bytes == 0;
+  if ((no_bytes && d.stream_flops == 0) || d.stream_workgroups == 0) return kZeroSize;
   const auto element = element_from_code(d.element);
   const std::uint64_t eb = element_bytes(element);
   if (d.stream_workgroups > kMaxStreamWorkgroups || d.read_bytes % eb != 0 ||
@@ -513,8 +534,7 @@ void Dispatcher::run() {
     start_ready_launches();
     take_completions();
     end_finished_launches();
-    const int q = next_queue();
-    const int sm = q < 0 ? -1 : pick_sm(*queues_[to_size(q)].launch);
+    const auto [q, sm] = next_dispatch();
     if (sm < 0) {
       wait(wake);
       continue;
@@ -554,6 +574,7 @@ void Dispatcher::begin_launch(int q) {
   sc_assert(launch.record < launches_.size());
   launches_[launch.record].start = sc_core::sc_time_stamp();
   const Kernel& kernel = *launch.kernel;
+  launch.first_sm = kernel.sm_first;
   if (kernel.kind == kCollective || kernel.kind == kStream) {
     for (std::int64_t w = 0; w < kernel.workgroups(); ++w) launch.order.push_back(w);
   } else {
@@ -590,23 +611,26 @@ void Dispatcher::end_finished_launches() {
   }
 }
 
-int Dispatcher::next_queue() const {
-  int pick = -1;
+std::pair<int, int> Dispatcher::next_dispatch() const {
+  int pick = -1, pick_sm_index = -1;
   for (int q = 0; q < kQueues; ++q) {
     const Queue& queue = queues_[to_size(q)];
     if (!queue.launch || queue.launch->next == queue.launch->total()) continue;
-    if (pick < 0 || queue.priority > queues_[to_size(pick)].priority) pick = q;
+    if (pick >= 0 && queue.priority <= queues_[to_size(pick)].priority) continue;
+    const int sm = pick_sm(*queue.launch);
+    if (sm >= 0) pick = q, pick_sm_index = sm;
   }
-  return pick;
+  return {pick, pick_sm_index};
 }
 
 int Dispatcher::pick_sm(const Launch& launch) const {
-  // Breadth first: the SM with the most free slots takes the next workgroup; ties go
-  // round-robin from the SM after the last one the launch picked.
-  const int sms = static_cast<int>(free_slots_.size());
+  // Breadth first: the SM of the launch's range with the most free slots takes the next
+  // workgroup; ties go round-robin from the SM after the last one the launch picked.
+  const int first = launch.kernel->sm_first;
+  const int sms = launch.kernel->sm_end - first;
   int pick = -1;
   for (int i = 0; i < sms; ++i) {
-    const int s = (launch.first_sm + i) % sms;
+    const int s = first + (launch.first_sm - first + i) % sms;
     const int free = free_slots_[to_size(s)];
     if (free > 0 && (pick < 0 || free > free_slots_[to_size(pick)])) pick = s;
   }
@@ -627,7 +651,8 @@ void Dispatcher::dispatch(int q, int sm) {
   --free_slots_[to_size(sm)];
   ++queue.dispatched_wgs;
   ++launch.next;
-  launch.first_sm = (sm + 1) % static_cast<int>(free_slots_.size());
+  const int first = launch.kernel->sm_first;
+  launch.first_sm = first + (sm - first + 1) % (launch.kernel->sm_end - first);
 }
 
 void Dispatcher::end_launch(int q) {

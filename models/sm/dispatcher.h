@@ -6,10 +6,12 @@
 // workgroups in wg_order(...) to free SM slots (sm.count SMs x sm.occupancy), sm.dispatch_ns
 // apart, wave after wave as slots free up. Launches on different queues run at once and share the
 // slots: a free slot takes the next workgroup of the running launch of highest queue PRIORITY
-// (ties: the lower queue). Completion or rejection raises the queue's line `irq[q]` until its
-// IRQ_ACK. A doorbell while the queue runs a kernel is rejected (STATUS failed, ERROR busy, irq);
-// the running kernel goes on and sets STATUS again when it ends. The block also holds the mailbox
-// (plain words that collectives use as flags; any GPU reaches them through MMIO).
+// (ties: the lower queue) among the launches whose SM range (SM_FIRST, SM_COUNT) holds a free
+// slot, so a launch confined to busy SMs does not hold back one whose SMs are free. Completion or
+// rejection raises the queue's line `irq[q]` until its IRQ_ACK. A doorbell while the queue runs a
+// kernel is rejected (STATUS failed, ERROR busy, irq); the running kernel goes on and sets STATUS
+// again when it ends. The block also holds the mailbox (plain words that collectives use as flags;
+// any GPU reaches them through MMIO).
 #pragma once
 
 #include <array>
@@ -95,6 +97,7 @@ class Dispatcher : public RegisterBlock {
     std::uint64_t src = 0, read_bytes = 0, dst = 0, write_bytes = 0, stream_flops = 0;
     std::uint32_t stream_workgroups = 0, stream_ops = dispatcher::kDefaultStreamOps;
     std::uint32_t stream_out_flags = 0;
+    std::uint32_t sm_first = 0, sm_count = 0;  // the launch's SM range (0, 0: every SM)
   };
 
   void add_queue_registers(int queue);
@@ -111,6 +114,8 @@ class Dispatcher : public RegisterBlock {
   // Every ring of a ring op within COLL_CHANNELS, and every stride coprime with COLL_RANKS.
   static bool rings_valid(const CollectiveDescriptor& c);
   dispatcher::LaunchError validate_stream(Kernel& kernel) const;
+  // SM_FIRST and SM_COUNT inside [0, sm.count); on success sets the kernel's SM range.
+  dispatcher::LaunchError validate_sm_range(Kernel& kernel) const;
   bool mapped(std::uint64_t address, std::uint64_t elements, std::uint64_t element_bytes) const;
   // [address, address + bytes) inside one GPU's HBM window, or (allow_mmio) its MMIO window.
   bool mapped_bytes(std::uint64_t address, std::uint64_t bytes, bool allow_mmio,
@@ -150,8 +155,10 @@ class Dispatcher : public RegisterBlock {
   // Takes the completions the SMs have posted, each to its launch.
   void take_completions();
   void end_finished_launches();
-  int next_queue() const;                   // the running launch to dispatch from, or -1
-  int pick_sm(const Launch& launch) const;  // -1 if no SM has a free slot
+  // The queue to dispatch from next and the SM its workgroup goes to; {-1, -1} if no running
+  // launch has a workgroup left and a free slot in its SM range.
+  std::pair<int, int> next_dispatch() const;
+  int pick_sm(const Launch& launch) const;  // -1 if no SM of its range has a free slot
   void dispatch(int queue, int sm);         // its launch's next workgroup, to `sm`
   void end_launch(int queue);
   // Stamps the end of the running workgroup's record.

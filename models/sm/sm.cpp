@@ -259,9 +259,16 @@ bool Sm::run_stream(Slot& slot, const StreamKernel& stream, std::int64_t wg, WgD
         slot.out[i] = slot.a[i % read_now];
       }
     }
+    // Matrix FLOPs are spread over the input; a kernel that reads nothing (compute only) gives
+    // each workgroup an equal share, in its one step.
+    const double matrix_s = stream.read_bytes > 0
+                                ? flops_per_byte * static_cast<double>(read_now) / flops_per_second_
+                                : static_cast<double>(stream.flops) /
+                                      static_cast<double>(stream.workgroups * steps) /
+                                      flops_per_second_;
     const double compute_s =
         reduce_seconds(static_cast<std::int64_t>(read_now / eb * stream.ops_per_element)) +
-        flops_per_byte * static_cast<double>(read_now) / flops_per_second_;
+        matrix_s;
     const sc_core::sc_time end = reserve_pipe(sc_core::sc_time(compute_s, sc_core::SC_SEC));
     if (s + 1 < steps) load(s + 1);
     const sc_core::sc_time now = sc_core::sc_time_stamp();

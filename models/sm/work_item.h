@@ -84,6 +84,9 @@ struct Kernel {
   GemmKernel gemm;              // kind == kGemm
   CollectiveKernel collective;  // kind == kCollective
   StreamKernel stream;          // kind == kStream
+  // The SMs its workgroups may go to, [sm_first, sm_end) (SM_FIRST, SM_COUNT).
+  int sm_first = 0;
+  int sm_end = 0;
 
   std::int64_t workgroups() const {
     if (kind == dispatcher::kStream) return stream.workgroups;

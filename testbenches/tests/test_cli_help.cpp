@@ -232,6 +232,26 @@ TEST_CASE("trace --help lists only options trace accepts", "[cli][help]") {
                                              {"element", "fp32"},
                                              {"json", file("help-trace.json")}});
   check_help("trace", samples);
+TEST_CASE("interference --help lists only options interference accepts", "[cli][help]") {
+  CommandSamples samples;
+  // A small GEMM on 16 SMs beside 2-SM backgrounds streaming 1 MiB buffers past a 256 KiB L2.
+  samples.context = {{"shape", "512,256,128"},
+                     {"set", "sm.count=16 --set l2.size_bytes=262144"},
+                     {"background-sms", "2"},
+                     {"stream-buffer-bytes", "1048576"}};
+  samples.replaces = {{"model", {"shape"}}, {"sublayer", {"shape"}}, {"tokens", {"shape"}}};
+  samples.samples = with(system_samples(4), {{"system", "h100-8"},
+                                             {"set", "sm.count=16 --set l2.size_bytes=262144"},
+                                             {"model", "mega-gpt-2 --tokens 256"},
+                                             {"sublayer", "op --tokens 256"},
+                                             {"tokens", "256"},
+                                             {"shape", "256,256,64"},
+                                             {"background", "compute"},
+                                             {"background-sms", "2,4"},
+                                             {"stream-buffer-bytes", "2097152"},
+                                             {"json", file("help-interference.json")},
+                                             {"jobs", "1"}});
+  check_help("interference", samples);
 }
 
 TEST_CASE("config --help lists only options config accepts", "[cli][help]") {

@@ -4,6 +4,7 @@
 // Each case builds at most one design (the side-by-side timing runs in child processes).
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "models/system/tp_group.h"
 #include "testbenches/small_system.h"
 #include "workloads/gemm_plan.h"
+#include "workloads/interference_program.h"
 
 using namespace t3;
 using Catch::Contains;
@@ -147,4 +149,61 @@ TEST_CASE("queue numbers out of range are refused naming the queue", "[queues]")
   TpGroup group("group", bad.config);
   group.load({wait, Program{}});
   CHECK_THROWS_WITH(simulate(group), Contains("no queue 7"));
+}
+
+TEST_CASE("two launches confined to SM ranges use only their own SMs and run side by side",
+          "[queues][sm-range]") {
+  TwoGemms two;  // 4 SMs
+  Program program;
+  two.first.wait = false;
+  two.second.queue = 1;
+  append_sm_range(program, two.first.dispatcher, SmRange{0, 1}, "first");
+  append_gemm(program, two.first);
+  append_sm_range(program, two.first.dispatcher, SmRange{1, 0}, "second");  // 1 to the last
+  append_gemm(program, two.second);
+  program.commands.push_back(wait_kernel(two.first.dispatcher, 0, "first"));
+  std::vector<DispatchRecord> dispatched;
+  const auto launches = two.run(program, &dispatched);
+  REQUIRE(launches.size() == 2);
+  std::set<int> first_sms, second_sms;
+  for (const DispatchRecord& record : dispatched) {
+    (record.launch == launches[0].launch ? first_sms : second_sms).insert(record.sm);
+  }
+  CHECK(first_sms == std::set<int>{0});
+  CHECK(second_sms == std::set<int>{1, 2, 3});
+  // The first, on one SM, is still running when the second (on three) starts and ends.
+  CHECK(launches[1].start < launches[0].end);
+  CHECK(launches[1].end < launches[0].end);
+}
+
+TEST_CASE("an SM range past the last SM fails the doorbell with bad SM range",
+          "[queues][sm-range]") {
+  // Each range in a process of its own (one elaboration per process).
+  const auto refusal = [](SmRange range) {
+    TwoGemms two;  // 4 SMs
+    Program program;
+    append_sm_range(program, two.first.dispatcher, range, "first");
+    append_gemm(program, two.first);
+    TpGroup group("group", two.config);
+    group.load({program, Program{}});
+    std::string message;
+    try {
+      simulate(group);
+    } catch (const std::exception& error) {
+      message = error.what();
+    }
+    return nlohmann::json{{"message", message}, {"code", group.gpu(0).dispatcher.error()}};
+  };
+  const std::vector<SmRange> ranges = {{4, 0}, {2, 3}, {5, 1}, {3, 1}};
+  std::vector<IsolatedJob> jobs;
+  for (const SmRange& range : ranges) jobs.push_back([=] { return refusal(range); });
+  const auto results = run_isolated(jobs, 1);
+  for (std::size_t i = 0; i + 1 < ranges.size(); ++i) {
+    INFO("SM_FIRST " << ranges[i].first << ", SM_COUNT " << ranges[i].count);
+    CHECK_THAT(results[i]["message"].get<std::string>(), Contains("bad SM range (error 8)"));
+    CHECK(results[i]["code"] == dispatcher::kBadSmRange);
+  }
+  // The last SM alone is a valid range.
+  CHECK(results.back()["message"] == "");
+  CHECK(results.back()["code"] == dispatcher::kNoError);
 }

@@ -934,7 +934,9 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
       {reg::kLaunches, "LAUNCHES", false},
       {reg::kDispatchedWgs, "DISPATCHED_WGS", false},
       {reg::kFaultLow, "FAULT_LO", false},
-      {reg::kFaultHigh, "FAULT_HI", false}};
+      {reg::kFaultHigh, "FAULT_HI", false},
+      {reg::kSmFirst, "SM_FIRST", true},
+      {reg::kSmCount, "SM_COUNT", true}};
   for (const auto& [offset, name, writable] : expected) {
     INFO(name);
     REQUIRE(regs.count(offset) == 1);

@@ -1,0 +1,255 @@
+#include "experiments/interference.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "config/config_io.h"
+#include "models/system/simulation.h"
+#include "models/system/tp_group.h"
+#include "protocol/to_size.h"
+#include "workloads/gemm_plan.h"
+#include "workloads/interference_program.h"
+#include "workloads/plan_util.h"
+
+namespace t3 {
+
+namespace {
+
+constexpr std::uint64_t kFp32Bytes = 4;
+// A background must outlast the GEMM. The first try gives it this many times the time the GEMM
+// is expected to take; each further try (a process of its own: one elaboration per process)
+// doubles it, up to kTries tries.
+constexpr double kFirstMargin = 1.25;
+constexpr int kTries = 5;
+
+SystemConfig one_gpu(const SystemConfig& config) {
+  SystemConfig simulated = config;
+  simulated.gpus = 1;
+  simulated.sim.symmetry = Symmetry::None;  // one GPU, no collective to rotate
+  validate(simulated);
+  return simulated;
+}
+
+double ns(const sc_core::sc_time& time) {
+  return time.to_seconds() * 1e9;
+}
+
+// The GEMM's launch (GPU 0's A, B and C) and the first free address after C.
+struct GemmPlacement {
+  GemmLaunch launch;
+  std::uint64_t free = 0;
+};
+
+GemmPlacement place_gemm(const SystemConfig& config, const GemmShape& shape) {
+  const GroupGemmPlan plan = plan_group_gemm(config, shape);
+  return {plan.gpus.at(0).launch, plan.gpus.at(0).buffers.end};
+}
+
+// Runs `program` on the one GPU of `config`; returns its dispatcher's launch records.
+std::vector<LaunchRecord> simulate_program(const SystemConfig& config, const Program& program) {
+  TpGroup group("group", config);
+  run_to_completion(group, {program});
+  return group.gpu(0).dispatcher.launches();
+}
+
+const LaunchRecord& launch_on(const std::vector<LaunchRecord>& launches, int queue) {
+  for (const LaunchRecord& launch : launches) {
+    if (launch.queue == queue && launch.status == dispatcher::kDone) return launch;
+  }
+  throw std::runtime_error("no finished launch on queue " + std::to_string(queue));
+}
+
+// The GEMM on SMs [sms, sm.count) beside `background` (none: the GEMM alone there).
+nlohmann::json gemm_beside(const SystemConfig& config, const GemmShape& shape,
+                           const std::optional<StreamLaunch>& background, int sms) {
+  const GemmPlacement gemm = place_gemm(config, shape);
+  const auto launches =
+      simulate_program(config, interference_program(config, gemm.launch, background, sms));
+  const LaunchRecord& run = launch_on(launches, 0);
+  nlohmann::json result = {{"gemm_ns", ns(run.end - run.doorbell)}, {"outlasted", true}};
+  if (background) result["outlasted"] = launch_on(launches, 1).end >= run.end;
+  return result;
+}
+
+// The streaming kernel alone on SMs [0, sms): bytes read + written per second.
+double stream_alone_GBps(const SystemConfig& config, const GemmShape& shape, int sms,
+                         std::uint64_t bytes) {
+  StreamLaunch stream = background_stream(config, place_gemm(config, shape).free, bytes, sms);
+  stream.wait = true;
+  Program program;
+  append_sm_range(program, stream.dispatcher, SmRange{0, sms}, stream.label);
+  append_stream(program, stream);
+  const LaunchRecord& run = launch_on(simulate_program(config, program), 1);
+  return static_cast<double>(2 * bytes) / ns(run.end - run.start);  // bytes per ns = GB/s
+}
+
+// The GEMM beside the compute background lasting `scale` x kFirstMargin x `expected_ns`.
+nlohmann::json with_compute(const SystemConfig& config, const GemmShape& shape, int sms,
+                            double expected_ns, double scale) {
+  if (sms == 0) return gemm_beside(config, shape, std::nullopt, 0);
+  const double seconds = kFirstMargin * scale * expected_ns * 1e-9;
+  return gemm_beside(config, shape, background_compute(config, seconds, sms), sms);
+}
+
+// The GEMM beside the streaming background, its buffers sized to last `scale` x kFirstMargin x
+// `expected_ns` at its rate alone (or as request.stream_bytes says).
+nlohmann::json with_stream(const InterferenceRequest& request, const SystemConfig& config, int sms,
+                           double stream_GBps, double expected_ns, double scale) {
+  const GemmShape& shape = request.shape;
+  const std::uint64_t base = place_gemm(config, shape).free;
+  if (request.stream_bytes) {
+    const std::uint64_t bytes = *request.stream_bytes;
+    if (bytes == 0 || sms == 0) return gemm_beside(config, shape, std::nullopt, sms);
+    nlohmann::json result =
+        gemm_beside(config, shape, background_stream(config, base, bytes, sms), sms);
+    result["outlasted"] = true;  // as asked: no second try
+    return result;
+  }
+  if (sms == 0) return gemm_beside(config, shape, std::nullopt, 0);
+  // Each buffer moves half the bytes: read from a, written to b.
+  const double wanted = stream_GBps * expected_ns / 2 * kFirstMargin * scale;
+  const std::uint64_t bytes =
+      align_up(std::max(request.stream_buffer_bytes, static_cast<std::uint64_t>(wanted)), 4096);
+  return gemm_beside(config, shape, background_stream(config, base, bytes, sms), sms);
+}
+
+// Runs `work` in isolated processes, reporting progress as steps [offset, offset + work.size())
+// of `total`; throws the first job's error.
+std::vector<nlohmann::json> run_phase(const std::vector<IsolatedJob>& work, int jobs,
+                                      const Progress& progress, std::size_t offset,
+                                      std::size_t total) {
+  const auto results = run_isolated(work, jobs, [&](std::size_t done, std::size_t) {
+    if (progress) progress(offset + done, total);
+  });
+  for (const auto& result : results) {
+    if (result.contains("error")) throw std::runtime_error(result["error"].get<std::string>());
+  }
+  return results;
+}
+
+nlohmann::json number_or_null(bool present, double value) {
+  return present ? nlohmann::json(value) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+void check_interference_request(const InterferenceRequest& request) {
+  const auto sms = static_cast<int>(request.config.sm.count);
+  if (request.background_sms.empty()) {
+    throw std::invalid_argument("background SMs: give at least one count");
+  }
+  for (int k : request.background_sms) {
+    if (k < 0 || k >= sms) {
+      throw std::invalid_argument("background SMs " + std::to_string(k) + ": must be in [0, " +
+                                  std::to_string(sms - 1) + "] (the GEMM keeps at least one of " +
+                                  std::to_string(sms) + " SMs)");
+    }
+  }
+  if (!request.stream && !request.compute) {
+    throw std::invalid_argument("background: give stream, compute or both");
+  }
+  if (request.stream_buffer_bytes == 0 || request.stream_buffer_bytes % kFp32Bytes != 0) {
+    throw std::invalid_argument("stream buffer bytes " +
+                                std::to_string(request.stream_buffer_bytes) +
+                                ": must be a positive number of fp32 elements");
+  }
+  if (request.stream_bytes && *request.stream_bytes % kFp32Bytes != 0) {
+    throw std::invalid_argument("stream bytes " + std::to_string(*request.stream_bytes) +
+                                ": must be whole fp32 elements");
+  }
+}
+
+nlohmann::json run_interference(const InterferenceRequest& request, int jobs,
+                                const Progress& progress) {
+  check_interference_request(request);
+  const SystemConfig config = one_gpu(request.config);
+  const GemmShape shape = request.shape;
+  const std::vector<int>& ks = request.background_sms;
+  const std::size_t n = ks.size();
+  const std::size_t total = 1 + n * (request.stream ? 2 : 0) + n * (request.compute ? 1 : 0);
+
+  // Phase 1: the GEMM alone, each K's stream alone (its rate sizes the runs beside the GEMM).
+  std::vector<IsolatedJob> first = {[&] { return gemm_beside(config, shape, std::nullopt, 0); }};
+  for (std::size_t i = 0; i < n && request.stream; ++i) {
+    first.push_back([&, i]() -> nlohmann::json {
+      if (ks[i] == 0) return {{"GBps", 0.0}};
+      return {{"GBps", stream_alone_GBps(config, shape, ks[i], request.stream_buffer_bytes)}};
+    });
+  }
+  const auto alone = run_phase(first, jobs, progress, 0, total);
+  const double alone_ns = alone[0]["gemm_ns"].get<double>();
+  // Losing K SMs of S slows the GEMM by up to S / (S - K) (more by wave quantisation).
+  const auto expected_ns = [&](int k) {
+    const double s = static_cast<double>(config.sm.count);
+    return alone_ns * s / (s - k);
+  };
+
+  // Phase 2: the GEMM beside each background (slots: compute runs, then stream runs), again with
+  // a background twice as long wherever one ended before the GEMM.
+  struct Attempt {
+    std::size_t slot;
+    double scale;
+  };
+  const std::size_t compute_runs = request.compute ? n : 0;
+  std::vector<nlohmann::json> beside(compute_runs + (request.stream ? n : 0));
+  std::vector<Attempt> pending;
+  for (std::size_t slot = 0; slot < beside.size(); ++slot) pending.push_back({slot, 1.0});
+  std::size_t done = first.size(), steps = total;
+  for (int t = 0; !pending.empty(); ++t) {
+    if (t == kTries) {
+      throw std::runtime_error("a background kernel on " + std::to_string(ks[pending[0].slot % n]) +
+                               " SMs ended before the GEMM in " + std::to_string(kTries) +
+                               " tries, each twice as long as the one before");
+    }
+    std::vector<IsolatedJob> work;
+    for (const Attempt& a : pending) {
+      const std::size_t i = a.slot % n;
+      if (a.slot < compute_runs) {
+        work.push_back(
+            [&, i, a] { return with_compute(config, shape, ks[i], expected_ns(ks[i]), a.scale); });
+      } else {
+        const double rate = alone[1 + i]["GBps"].get<double>();
+        work.push_back([&, i, a, rate] {
+          return with_stream(request, config, ks[i], rate, expected_ns(ks[i]), a.scale);
+        });
+      }
+    }
+    const auto results = run_phase(work, jobs, progress, done, steps);
+    done += work.size();
+    std::vector<Attempt> again;
+    for (std::size_t r = 0; r < results.size(); ++r) {
+      if (results[r]["outlasted"].get<bool>()) {
+        beside[pending[r].slot] = results[r];
+      } else {
+        again.push_back({pending[r].slot, 2 * pending[r].scale});
+      }
+    }
+    steps += again.size();
+    pending = std::move(again);
+  }
+
+  nlohmann::json points = nlohmann::json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t stream_at = compute_runs + i;
+    const double compute_ns = request.compute ? beside[i]["gemm_ns"].get<double>() : 0;
+    const double stream_ns = request.stream ? beside[stream_at]["gemm_ns"].get<double>() : 0;
+    const double rate = request.stream ? alone[1 + i]["GBps"].get<double>() : 0;
+    const bool both = request.stream && request.compute;
+    points.push_back({{"background_sms", ks[i]},
+                      {"background_GBps", number_or_null(request.stream, rate)},
+                      {"gemm_alone_ns", alone_ns},
+                      {"gemm_with_stream_ns", number_or_null(request.stream, stream_ns)},
+                      {"gemm_with_compute_ns", number_or_null(request.compute, compute_ns)},
+                      {"interference", number_or_null(both, stream_ns / compute_ns - 1)}});
+  }
+  return {{"job", "interference"},
+          {"workload", request.workload},
+          {"shape", {{"m", shape.m}, {"n", shape.n}, {"k", shape.k}}},
+          {"system", config.name},
+          {"gemm_alone_ns", alone_ns},
+          {"stream_buffer_bytes", request.stream_buffer_bytes},
+          {"points", points},
+          {"config", to_json(request.config)}};
+}
+
+}  // namespace t3
