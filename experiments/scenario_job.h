@@ -27,6 +27,8 @@ struct ScenarioJob {
   Scenario scenario = Scenario::Sequential;
   std::string trace;  // Chrome trace-event file to write, if not empty
   std::string vcd;    // VCD file to write, if not empty
+  // Add "stats": every block's statistics at the phase barriers (stats_dump.h), for --stats.
+  bool stats = false;
 };
 
 // The result document of one simulated scenario (not ideal, which is derived): the run's own

@@ -35,6 +35,8 @@ struct HbmStats {
   // Bank model: bank accesses that found their row open, and those that had to open it.
   std::uint64_t row_hits = 0;
   std::uint64_t row_misses = 0;
+  std::vector<std::uint64_t> channel_row_hits;    // per channel, of row_hits
+  std::vector<std::uint64_t> channel_row_misses;  // per channel, of row_misses
 };
 
 class MemoryController : public sc_core::sc_module {
