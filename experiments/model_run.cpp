@@ -180,6 +180,8 @@ nlohmann::json assemble(const ModelRequest& request,
                                       : results[sims[to_size(found - simulated.begin())]];
     };
     if (scenario == Scenario::Ideal) {
+      // Direct candidates only where the system runs them (ideal-rs-nmc is a ring elsewhere).
+      if (!ideal_simulated(request.config)) return ideal_result(results[sims[0]]);
       return ideal_result(results[sims[0]],
                           {result_of(Scenario::Ideal), result_of(Scenario::IdealRsNmc)});
     }
