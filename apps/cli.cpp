@@ -81,6 +81,7 @@ po::variables_map parse(const std::vector<std::string>& args,
     throw UsageError(error.what());
   }
   if (options.count("json")) check_output(options["json"].as<std::string>(), "--json");
+  if (options.count("stats")) check_output(options["stats"].as<std::string>(), "--stats");
   return options;
 }
 

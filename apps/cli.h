@@ -53,7 +53,8 @@ std::vector<Scenario> parse_scenarios(const std::string& list,
 // Writes `document` to `path` (pretty-printed); throws naming the file if it cannot.
 void write_json(const std::string& path, const nlohmann::json& document);
 
-// --model, --sublayer, --shape, --tokens, --functional, --json, for commands that run a workload.
+// --model, --sublayer, --shape, --tokens, --functional, --json, --stats, for commands that run a
+// workload.
 po::options_description workload_options();
 // system_from() plus the workload options that set configuration keys (--shape sets
 // workload.tokens to its M).

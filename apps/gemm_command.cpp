@@ -7,6 +7,7 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "experiments/stats_dump.h"
 #include "models/system/simulation.h"
 #include "workloads/gemm_plan.h"
 #include "workloads/model_zoo.h"
@@ -29,7 +30,11 @@ po::options_description workload_options() {
       "tokens per batch (sets workload.tokens; default: the model's batch x "
       "sequence if it has a batch, e.g. commfuse-mlp 32 x 4096, else the "
       "system's workload.tokens)")("functional", "carry real data (sets sim.mode=functional)")(
-      "json", po::value<std::string>(), "write the result document to this file");
+      "json", po::value<std::string>(), "write the result document to this file")(
+      "stats", po::value<std::string>(),
+      "write every block's statistics (gpu0.hbm.ch3.row_hits, gpu0.link.to_gpu7.busy_ns, ...) "
+      "per phase and in total to this file: JSON, or gem5-like text (name value # description) "
+      "for a name ending in .txt");
   return options;
 }
 
@@ -131,8 +136,14 @@ int gemm_command(const std::vector<std::string>& args) {
 
   const std::unique_ptr<TraceRecorder> recorder = recorder_from(values, simulated);
   TpGroup group("group", simulated);
+  const Statistics before = collect_statistics(group);
   const RunSummary run = run_to_completion(group, plan.programs());
   if (recorder) recorder->close();
+  if (values.count("stats")) {
+    // No phases: the kernel is the whole run.
+    write_stats(values["stats"].as<std::string>(),
+                {{"gemm", stats_section(before, collect_statistics(group))}});
+  }
 
   // Kernel time: doorbell to last workgroup, the slowest GPU simulated.
   double time_ns = 0;

@@ -9,6 +9,7 @@
 #include "apps/cli.h"
 #include "experiments/isolated.h"
 #include "experiments/scenario_job.h"
+#include "experiments/stats_dump.h"
 
 namespace t3::cli {
 
@@ -44,6 +45,7 @@ ScenarioJob workload_job(const po::variables_map& values) {
   // A custom shape takes fc2's scenarios: it reduces its output like a row-parallel sublayer.
   job.model = job.shape ? kCustom : values["model"].as<std::string>();
   job.sublayer = job.shape ? Sublayer::Fc2 : parse_sublayer(values["sublayer"].as<std::string>());
+  job.stats = values.count("stats") != 0;
   if (job.config.gpus < 2) {
     throw UsageError("a sublayer needs a TP group of at least 2 GPUs (gpus = " +
                      std::to_string(job.config.gpus) + "; use --tp)");
@@ -102,6 +104,120 @@ void print_header(const char* command, const ScenarioJob& job, const nlohmann::j
               gathers ? "all-gathered from row bands" : "to all-reduce");
 }
 
+// "HBM 41.2%, links 23.5% busy; MCA held back 408, opened by starvation 0, kept open by urgency
+// 69640": the result's utilisation and, under MCA, its gate's decisions (hbm_queue.mca).
+std::string activity_text(const nlohmann::json& result) {
+  if (!result.contains("utilisation"))
+    return "derived from its runs' phase times, no run of its own";
+  const nlohmann::json& busy = result["utilisation"];
+  char text[256];
+  std::snprintf(text, sizeof text, "HBM %.1f%%, links %.1f%% busy", 100 * busy["hbm"].get<double>(),
+                100 * busy["link"].get<double>());
+  std::string line = text;
+  const nlohmann::json& queue = result["hbm_queue"];
+  if (queue.contains("mca")) {
+    const nlohmann::json& mca = queue["mca"];
+    std::snprintf(text, sizeof text,
+                  "; MCA held back %llu, opened by starvation %llu, kept open by urgency %llu",
+                  mca["held_back"].get<unsigned long long>(),
+                  mca["starvation_overrides"].get<unsigned long long>(),
+                  mca["urgent_releases"].get<unsigned long long>());
+    line += text;
+  }
+  return line;
+}
+
+// Whether the result's reduce-scatter moved data over the links while its DRAM traffic shows no
+// communication-class bytes: its partial sums travel as compute-class writes (T3 behind a switch,
+// where the GEMM stores them straight into the owner's memory), so an arbitration that tells the
+// classes apart (MCA) has nothing to hold back.
+bool reduce_scatter_as_compute(const nlohmann::json& result) {
+  if (!result.contains("utilisation")) return false;
+  for (const auto& phase : result["phases"]) {
+    const std::string name = phase["name"];
+    if (name != "gemm_rs" && name != "reduce_scatter") continue;
+    const auto& bytes = phase["dram_bytes"];
+    const std::uint64_t communication = bytes["rs_read"].get<std::uint64_t>() +
+                                        bytes["rs_write"].get<std::uint64_t>() +
+                                        bytes["rs_update"].get<std::uint64_t>();
+    if (communication == 0 && phase["link_payload_bytes"].get<std::uint64_t>() > 0) return true;
+  }
+  return false;
+}
+
+constexpr const char* kComputeClassNote =
+    "its reduce-scatter travels as compute-class traffic (rs_read, rs_write and rs_update are 0): "
+    "the partial sums are the GEMM's own writes to their owner, which an MCA gate does not hold "
+    "back";
+
+// For ideal: which reduce-scatter it took and the times it chose between.
+std::string ideal_choice_text(const nlohmann::json& result) {
+  const nlohmann::json& choice = result["ideal_reduce_scatter"];
+  std::string text = choice["used"].get<std::string>() + " (";
+  bool first = true;
+  for (const char* name : {"ring", "direct_sm", "direct_dma_nmc"}) {
+    const std::string key = std::string(name) + "_ns";
+    if (!choice.contains(key)) continue;
+    char time[64];
+    std::snprintf(time, sizeof time, "%s%s %.1f us", first ? "" : ", ", name,
+                  choice[key].get<double>() / 1e3);
+    text += time;
+    first = false;
+  }
+  return text + "; the fastest is taken)";
+}
+
+void print_activity(const nlohmann::json& result) {
+  std::printf("  utilisation    %s\n", activity_text(result).c_str());
+  if (reduce_scatter_as_compute(result)) std::printf("  note           %s\n", kComputeClassNote);
+  if (result.contains("ideal_reduce_scatter")) {
+    std::printf("  ideal's rs     %s\n", ideal_choice_text(result).c_str());
+  }
+}
+
+// Under the compare table: each scenario's utilisation and MCA decisions, and notes.
+void print_compare_activity(const std::vector<nlohmann::json>& results) {
+  std::printf(
+      "\nutilisation (busy share of every HBM channel and link direction over the "
+      "scenario's time):\n");
+  for (const nlohmann::json& result : results) {
+    std::printf("%-13s %s\n", result["scenario"].get<std::string>().c_str(),
+                activity_text(result).c_str());
+  }
+  for (const nlohmann::json& result : results) {
+    if (reduce_scatter_as_compute(result)) {
+      std::printf("note: %s: %s.\n", result["scenario"].get<std::string>().c_str(),
+                  kComputeClassNote);
+    }
+  }
+}
+
+// On a switch or mesh, where a reduce-scatter can go ring or direct: which each scenario used.
+void print_compare_collectives(const std::vector<nlohmann::json>& results,
+                               const SystemConfig& config) {
+  if (config.topology.kind == TopologyKind::Ring) return;
+  std::string line;
+  for (const nlohmann::json& result : results) {
+    line += (line.empty() ? "" : ", ") + result["scenario"].get<std::string>() + " " +
+            result["collective"].get<std::string>();
+    if (result.contains("ideal_reduce_scatter")) line += " " + ideal_choice_text(result);
+  }
+  std::printf("reduce-scatter on this %s: %s.\n",
+              config.topology.kind == TopologyKind::Switch ? "switch" : "fully-connected mesh",
+              line.c_str());
+}
+
+// Moves every result's "stats" into the dump --stats names (by scenario) and writes it.
+void write_stats_dump(const po::variables_map& values, std::vector<nlohmann::json>& results) {
+  nlohmann::json sections = nlohmann::json::object();
+  for (nlohmann::json& result : results) {
+    if (!result.contains("stats")) continue;
+    sections[result["scenario"].get<std::string>()] = std::move(result["stats"]);
+    result.erase("stats");
+  }
+  if (values.count("stats")) write_stats(values["stats"].as<std::string>(), sections);
+}
+
 void print_run(const nlohmann::json& result) {
   std::printf("  scenario       %s (%s reduce-scatter)\n",
               result["scenario"].get<std::string>().c_str(),
@@ -120,6 +236,7 @@ void print_run(const nlohmann::json& result) {
   }
   std::printf("\n  links          %.1f MB payload, %.1f MB on the wire\n",
               mb(result["link_bytes"]["payload"]), mb(result["link_bytes"]["wire"]));
+  print_activity(result);
   std::printf("  tracker, DMA   %llu tiles fired, %llu transfers\n",
               result["tracker"]["fired"].get<unsigned long long>(),
               result["dma"]["transfers"].get<unsigned long long>());
@@ -168,7 +285,8 @@ void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
   std::printf(
       "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
       "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag of the\n"
-      "sequential run's phases; exposed = time communication runs with no compute beside it.\n"
+      "sequential run's phases, with the faster of its ring and (on a switch or mesh) SM direct\n"
+      "reduce-scatter; exposed = time communication runs with no compute beside it.\n"
       "energy = first-order estimate: DRAM, near-memory updates, links, SM FLOPs, L2 "
       "(docs/energy.md).\n");
 }
@@ -204,8 +322,10 @@ int run_command(const std::vector<std::string>& args) {
                        std::to_string(job.config.gpus - 1));
     }
   }
-  const nlohmann::json result =
-      run_scenarios({job}, {job.scenario}, jobs_of(values)).front().front();
+  std::vector<nlohmann::json> results =
+      run_scenarios({job}, {job.scenario}, jobs_of(values)).front();
+  write_stats_dump(values, results);
+  const nlohmann::json& result = results.front();
   print_header("run", job, result);
   print_run(result);
   if (values.count("json")) write_json(values["json"].as<std::string>(), result);
@@ -224,14 +344,17 @@ int compare_command(const std::vector<std::string>& args) {
     return 0;
   }
   const ScenarioJob job = workload_job(values);
-  const std::vector<nlohmann::json> results =
+  std::vector<nlohmann::json> results =
       run_scenarios({job}, scenarios_of(values, job.sublayer), jobs_of(values)).front();
+  write_stats_dump(values, results);
   print_header("compare", job, results.front());
   if (sequential_added(values)) {
     std::printf("  sequential     added to --scenarios %s: every speedup is measured against it\n",
                 values["scenarios"].as<std::string>().c_str());
   }
   print_compare(results, gathers_input(job.sublayer));
+  print_compare_collectives(results, job.config);
+  print_compare_activity(results);
   if (values.count("json")) write_json(values["json"].as<std::string>(), results);
   return 0;
 }

@@ -59,7 +59,8 @@ nlohmann::json run_sublayer(const SystemConfig& config, const GemmShape& shape, 
   // What a model view needs; ideal_result() reads the phases.
   return {{"time_ns", result["time_ns"]},   {"exposed_comm_ns", result["exposed_comm_ns"]},
           {"phases", result["phases"]},     {"dram_bytes", result["dram_bytes"]},
-          {"symmetry", result["symmetry"]}, {"wall_time_s", result["wall_time_s"]}};
+          {"symmetry", result["symmetry"]}, {"wall_time_s", result["wall_time_s"]},
+          {"scenario", result["scenario"]}, {"collective", result["collective"]}};
 }
 
 nlohmann::json run_sim(const KernelSim& sim) {
@@ -134,10 +135,18 @@ std::vector<KernelSim> sims_of(const LayerKernel& kernel, const ModelRequest& re
   return sims;
 }
 
-std::vector<Scenario> simulated_scenarios(const std::vector<Scenario>& scenarios) {
+// Sequential first; ideal is derived from it, and where ideal_simulated() from its own programs
+// (the SM direct reduce-scatter) and ideal-rs-nmc's (the DMA one), simulated for it.
+std::vector<Scenario> simulated_scenarios(const SystemConfig& config,
+                                          const std::vector<Scenario>& scenarios) {
+  std::vector<Scenario> wanted = scenarios;
+  if (ideal_simulated(config) &&
+      std::find(scenarios.begin(), scenarios.end(), Scenario::Ideal) != scenarios.end()) {
+    wanted.push_back(Scenario::IdealRsNmc);  // the DMA direct reduce-scatter, for ideal
+  }
   std::vector<Scenario> simulated = {Scenario::Sequential};
-  for (Scenario scenario : scenarios) {
-    if (scenario != Scenario::Ideal &&
+  for (Scenario scenario : wanted) {
+    if ((scenario != Scenario::Ideal || ideal_simulated(config)) &&
         std::find(simulated.begin(), simulated.end(), scenario) == simulated.end()) {
       simulated.push_back(scenario);
     }
@@ -159,15 +168,24 @@ nlohmann::json assemble(const ModelRequest& request,
                         const std::vector<std::vector<std::size_t>>& kernel_sims,
                         const std::vector<nlohmann::json>& results) {
   const std::vector<LayerKernel> kernels = kernels_of(request);
-  const std::vector<Scenario> simulated = simulated_scenarios(request.scenarios);
+  const std::vector<Scenario> simulated = simulated_scenarios(request.config, request.scenarios);
   const ModelSpec spec = model(request.model);
   const std::int64_t layers = layers_of(request);
   // The sublayer result of kernel k under `scenario`.
   const auto sublayer_result = [&](std::size_t k, Scenario scenario) {
     const auto& sims = kernel_sims[k];
-    if (scenario == Scenario::Ideal) return ideal_result(results[sims[0]]);
-    const auto index = std::find(simulated.begin(), simulated.end(), scenario) - simulated.begin();
-    return results[sims[to_size(index)]];
+    const auto result_of = [&](Scenario s) {
+      const auto found = std::find(simulated.begin(), simulated.end(), s);
+      return found == simulated.end() ? nlohmann::json()
+                                      : results[sims[to_size(found - simulated.begin())]];
+    };
+    if (scenario == Scenario::Ideal) {
+      // Direct candidates only where the system runs them (ideal-rs-nmc is a ring elsewhere).
+      if (!ideal_simulated(request.config)) return ideal_result(results[sims[0]]);
+      return ideal_result(results[sims[0]],
+                          {result_of(Scenario::Ideal), result_of(Scenario::IdealRsNmc)});
+    }
+    return result_of(scenario);
   };
 
   nlohmann::json kernel_list = nlohmann::json::array();
@@ -297,7 +315,7 @@ void check_model_request(const ModelRequest& request) {
   const std::vector<LayerKernel> kernels = kernels_of(request);  // heads, batch, seq
   for (const LayerKernel& kernel : kernels) {
     if (!kernel.all_reduced) continue;
-    for (Scenario scenario : simulated_scenarios(request.scenarios)) {
+    for (Scenario scenario : simulated_scenarios(request.config, request.scenarios)) {
       try {
         plan_scenario(request.config, kernel.gemm, scenario);
       } catch (const std::invalid_argument& error) {
@@ -327,7 +345,7 @@ std::vector<nlohmann::json> run_models(const std::vector<ModelRequest>& requests
   std::map<std::string, std::size_t> index_of;
   std::vector<std::vector<std::vector<std::size_t>>> uses;  // request -> kernel -> sims
   for (const ModelRequest& request : requests) {
-    const std::vector<Scenario> simulated = simulated_scenarios(request.scenarios);
+    const std::vector<Scenario> simulated = simulated_scenarios(request.config, request.scenarios);
     std::vector<std::vector<std::size_t>> per_kernel;
     for (const LayerKernel& kernel : kernels_of(request)) {
       std::vector<std::size_t> indices;

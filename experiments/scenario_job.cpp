@@ -11,6 +11,7 @@
 #include "models/system/stall_error.h"
 #include "models/system/timeline.h"
 #include "models/system/vcd_trace.h"
+#include "protocol/to_size.h"
 #include "workloads/model_zoo.h"
 
 namespace t3 {
@@ -43,6 +44,7 @@ nlohmann::json run_scenario_job(const ScenarioJob& job) {
     recorder = std::make_unique<TraceRecorder>(job.record, job.record_gpu, job.config);
   }
   ScenarioRun run(job.config, plan);
+  if (job.stats) run.record_statistics();
   std::unique_ptr<Timeline> timeline;
   if (!job.trace.empty()) timeline = std::make_unique<Timeline>(run.group());
   std::unique_ptr<VcdTrace> vcd;
@@ -98,51 +100,93 @@ std::string describe(const ScenarioJob& job) {
          std::to_string(job.config.workload.tokens) + " tokens";
 }
 
+namespace {
+
+// The scenarios simulated for `point`: sequential first (every speedup needs it), then each other
+// scenario once; ideal is derived, and where ideal_simulated() its own programs (the SM direct
+// reduce-scatter) and ideal-rs-nmc (the DMA one) are simulated for it too.
+std::vector<Scenario> simulated_for(const ScenarioJob& point,
+                                    const std::vector<Scenario>& scenarios) {
+  std::vector<Scenario> wanted = scenarios;
+  const bool ideal =
+      std::find(scenarios.begin(), scenarios.end(), Scenario::Ideal) != scenarios.end();
+  // Ideal's direct reduce-scatters: its own programs' on the SMs, ideal-rs-nmc's on the DMA
+  // engines.
+  if (ideal && ideal_simulated(point.config)) wanted.push_back(Scenario::IdealRsNmc);
+  std::vector<Scenario> simulated = {Scenario::Sequential};
+  for (Scenario scenario : wanted) {
+    const bool derived = scenario == Scenario::Ideal && !ideal_simulated(point.config);
+    if (!derived && std::find(simulated.begin(), simulated.end(), scenario) == simulated.end()) {
+      simulated.push_back(scenario);
+    }
+  }
+  return simulated;
+}
+
+}  // namespace
+
 std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<ScenarioJob>& points,
                                                        const std::vector<Scenario>& scenarios,
                                                        int jobs, const Progress& progress,
                                                        const PointDone& point_done) {
-  // Simulated per point: sequential first (every speedup needs it), then each other scenario
-  // once; ideal is derived.
-  std::vector<Scenario> simulated = {Scenario::Sequential};
-  for (Scenario scenario : scenarios) {
-    if (scenario != Scenario::Ideal &&
-        std::find(simulated.begin(), simulated.end(), scenario) == simulated.end()) {
-      simulated.push_back(scenario);
-    }
-  }
-  for (const ScenarioJob& point : points) check_plannable(point, simulated);
-  std::vector<IsolatedJob> work;
-  std::vector<double> costs;  // simulated work grows with the group's GEMM flops
+  std::vector<std::vector<Scenario>> simulated;
+  std::vector<std::size_t> first_run;  // point p's runs are [first_run[p], + simulated[p].size())
   for (const ScenarioJob& point : points) {
+    simulated.push_back(simulated_for(point, scenarios));
+    check_plannable(point, simulated.back());
+  }
+  std::vector<IsolatedJob> work;
+  std::vector<double> costs;          // simulated work grows with the group's GEMM flops
+  std::vector<std::size_t> point_of;  // by job
+  for (std::size_t p = 0; p < points.size(); ++p) {
+    const ScenarioJob& point = points[p];
     const GemmShape shape = shape_of(point);
     const double cost = static_cast<double>(point.config.gpus) * static_cast<double>(shape.m) *
                         static_cast<double>(shape.n) * static_cast<double>(shape.k);
-    for (Scenario scenario : simulated) {
+    first_run.push_back(work.size());
+    for (Scenario scenario : simulated[p]) {
       ScenarioJob job = point;
       job.scenario = scenario;
       // Only the scenarios asked for write timelines; ideal's is the sequential run's.
       const auto asked = [&](Scenario s) {
         return std::find(scenarios.begin(), scenarios.end(), s) != scenarios.end();
       };
-      if (!asked(scenario) && !(scenario == Scenario::Sequential && asked(Scenario::Ideal))) {
+      if (scenario == Scenario::Ideal ||
+          (!asked(scenario) && !(scenario == Scenario::Sequential && asked(Scenario::Ideal)))) {
         job.trace.clear();
         job.vcd.clear();
         job.record.clear();
       }
       work.push_back([job] { return run_scenario_job(job); });
       costs.push_back(cost);
+      point_of.push_back(p);
     }
   }
-  // Point p's runs are runs[p * simulated.size(), ...), sequential first.
+  const auto runs_of = [&](std::size_t p, const std::vector<nlohmann::json>& runs) {
+    const auto first = runs.begin() + static_cast<std::ptrdiff_t>(first_run[p]);
+    return std::vector<nlohmann::json>(first,
+                                       first + static_cast<std::ptrdiff_t>(simulated[p].size()));
+  };
+  // Point p's runs, sequential first.
   const auto assemble = [&](std::size_t p, const std::vector<nlohmann::json>& runs) {
-    const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
+    const std::vector<nlohmann::json> own = runs_of(p, runs);
+    const auto run_of = [&](Scenario scenario) -> nlohmann::json {
+      const auto index = std::find(simulated[p].begin(), simulated[p].end(), scenario);
+      if (index == simulated[p].end()) return nullptr;
+      return own[to_size(index - simulated[p].begin())];
+    };
+    // Ideal's direct reduce-scatters, where the system runs them (elsewhere ideal-rs-nmc, if
+    // asked for, runs the DMA ring, which is no direct candidate).
+    const auto ideal_direct_runs = [&](std::size_t point) -> std::vector<nlohmann::json> {
+      if (!ideal_simulated(points[point].config)) return {};
+      return {run_of(Scenario::Ideal), run_of(Scenario::IdealRsNmc)};
+    };
     std::vector<nlohmann::json> point;
     for (Scenario scenario : scenarios) {
-      const auto index =
-          std::find(simulated.begin(), simulated.end(), scenario) - simulated.begin();
-      nlohmann::json result = scenario == Scenario::Ideal ? ideal_result(*first) : first[index];
-      set_speedup(result, *first);
+      nlohmann::json result = scenario == Scenario::Ideal
+                                  ? ideal_result(own.front(), ideal_direct_runs(p))
+                                  : run_of(scenario);
+      set_speedup(result, own.front());
       point.push_back(std::move(result));
     }
     return point;
@@ -150,13 +194,14 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
   // Each point is assembled once, when its last run arrives without an error among its runs.
   std::vector<std::vector<nlohmann::json>> results(points.size());
   std::vector<nlohmann::json> arrived(work.size());
-  std::vector<std::size_t> pending(points.size(), simulated.size());
+  std::vector<std::size_t> pending;
+  for (const auto& list : simulated) pending.push_back(list.size());
   const Finished finished = [&](std::size_t job, const nlohmann::json& run) {
-    const std::size_t p = job / simulated.size();
+    const std::size_t p = point_of[job];
     arrived[job] = run;
     if (--pending[p] > 0) return;
-    const auto first = arrived.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
-    if (std::any_of(first, first + static_cast<std::ptrdiff_t>(simulated.size()),
+    const std::vector<nlohmann::json> own = runs_of(p, arrived);
+    if (std::any_of(own.begin(), own.end(),
                     [](const nlohmann::json& r) { return r.contains("error"); })) {
       return;  // thrown below, in point order
     }
@@ -165,11 +210,10 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
   };
   const std::vector<nlohmann::json> runs = run_isolated(work, jobs, progress, costs, finished);
   for (std::size_t p = 0; p < points.size(); ++p) {
-    const auto first = runs.begin() + static_cast<std::ptrdiff_t>(p * simulated.size());
-    for (auto run = first; run != first + static_cast<std::ptrdiff_t>(simulated.size()); ++run) {
-      if (run->contains("error")) {
-        const std::string what = describe(points[p]) + ": " + (*run)["error"].get<std::string>();
-        if (run->value("stall", false)) throw StallError(what);
+    for (const nlohmann::json& run : runs_of(p, runs)) {
+      if (run.contains("error")) {
+        const std::string what = describe(points[p]) + ": " + run["error"].get<std::string>();
+        if (run.value("stall", false)) throw StallError(what);
         throw std::runtime_error(what);
       }
     }

@@ -31,6 +31,8 @@ struct ScenarioJob {
   // (harness/trace_recorder.h).
   std::string record;
   int record_gpu = 0;
+  // Add "stats": every block's statistics at the phase barriers (stats_dump.h), for --stats.
+  bool stats = false;
 };
 
 // The result document of one simulated scenario (not ideal, which is derived): the run's own

@@ -49,6 +49,8 @@ TrafficCounters TrafficCounters::operator*(std::uint64_t factor) const {
   }
   scaled.link_payload *= factor;
   scaled.link_wire *= factor;
+  scaled.hbm_busy_ns *= static_cast<double>(factor);
+  scaled.link_busy_ns *= static_cast<double>(factor);
   return scaled;
 }
 
@@ -59,6 +61,8 @@ TrafficCounters TrafficCounters::operator-(const TrafficCounters& earlier) const
   }
   delta.link_payload = link_payload - earlier.link_payload;
   delta.link_wire = link_wire - earlier.link_wire;
+  delta.hbm_busy_ns = hbm_busy_ns - earlier.hbm_busy_ns;
+  delta.link_busy_ns = link_busy_ns - earlier.link_busy_ns;
   return delta;
 }
 
@@ -101,6 +105,7 @@ ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
   group_ = std::make_unique<TpGroup>("group", config_, plan_.rotation);
   group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {
     marks_.push_back({barrier, time, counters(), energy_activity(*group_)});
+    if (record_statistics_) snapshots_.emplace_back(barrier, collect_statistics(*group_));
   });
   group_->barrier().observe_arrival([this](sc_core::sc_time time, std::uint32_t barrier) {
     arrivals_.emplace_back(barrier, time);
@@ -117,11 +122,13 @@ TrafficCounters ScenarioRun::counters() const {
     for (int op = 0; op < kOps; ++op) {
       for (int c = 0; c < kTrafficClasses; ++c) now.dram[op][c] += memory.bytes[op][c];
     }
+    for (double busy : memory.channel_busy_ns) now.hbm_busy_ns += busy;
   }
   for (int l = 0; l < group_->links(); ++l) {
     for (int direction = 0; direction < 2; ++direction) {
       now.link_payload += group_->link(l).stats(direction).payload_bytes;
       now.link_wire += group_->link(l).stats(direction).wire_bytes;
+      now.link_busy_ns += group_->link(l).stats(direction).busy_ns;
     }
   }
   return now * static_cast<std::uint64_t>(group_->replicas());
@@ -195,7 +202,43 @@ nlohmann::json ScenarioRun::result() const {
       {"simulated_ns", ns(sc_core::sc_time_stamp())},
       {"wall_time_s", wall_time_s_},
       {"config", to_json(config_)}};
+  result["utilisation"] = utilisation(moved, result["time_ns"].get<double>());
+  if (record_statistics_) result["stats"] = statistics_section();
   return result;
+}
+
+nlohmann::json ScenarioRun::utilisation(const TrafficCounters& moved, double time_ns) const {
+  // Every channel of every GPU, and both directions of every link, over the sublayer's time
+  // (the counters are the group's, so are the capacities).
+  const auto replicas = static_cast<double>(group_->replicas());
+  double channels = 0;
+  for (int g = 0; g < group_->gpus(); ++g) {
+    channels += static_cast<double>(group_->gpu(g).memory.stats().channel_busy_ns.size());
+  }
+  const double link_directions = 2.0 * group_->links() * replicas;
+  const auto share = [time_ns](double busy, double units) {
+    return time_ns > 0 && units > 0 ? busy / (time_ns * units) : 0.0;
+  };
+  return {{"hbm", share(moved.hbm_busy_ns, channels * replicas)},
+          {"hbm_busy_ns", moved.hbm_busy_ns},
+          {"link", share(moved.link_busy_ns, link_directions)},
+          {"link_busy_ns", moved.link_busy_ns}};
+}
+
+nlohmann::json ScenarioRun::statistics_section() const {
+  const auto snapshot = [this](std::uint32_t barrier) -> const Statistics& {
+    for (const auto& [id, statistics] : snapshots_) {
+      if (id == barrier) return statistics;
+    }
+    throw std::runtime_error("statistics: barrier " + std::to_string(barrier) + " not recorded");
+  };
+  std::vector<PhaseEnd> phases;
+  for (std::size_t k = 0; k < plan_.phases.size(); ++k) {
+    phases.emplace_back(plan_.phases[k].name,
+                        snapshot(kStartBarrier + 1 + static_cast<std::uint32_t>(k)));
+  }
+  const Statistics& end = phases.empty() ? snapshot(kStartBarrier) : phases.back().second;
+  return stats_section(snapshot(kStartBarrier), end, phases);
 }
 
 double ScenarioRun::exposed_comm_ns() const {
@@ -343,29 +386,62 @@ nlohmann::json ScenarioRun::transactions() const {
   return {{"sm", sm}, {"dma", dma}, {"total", sm + dma}};
 }
 
-nlohmann::json ideal_result(const nlohmann::json& sequential) {
-  double gemm = 0, reduce_scatter = 0, all_gather = 0;
-  for (const auto& phase : sequential.at("phases")) {
-    const std::string name = phase.at("name");
-    const double time = phase.at("time_ns");
-    if (name == "gemm") gemm = time;
-    if (name == "reduce_scatter") reduce_scatter = time;
-    if (name == "all_gather") all_gather = time;
+namespace {
+
+double phase_ns(const nlohmann::json& run, const std::string& name) {
+  for (const auto& phase : run.at("phases")) {
+    if (phase.at("name") == name) return phase.at("time_ns");
   }
-  nlohmann::json ideal = sequential;
+  return 0;
+}
+
+// A direct reduce-scatter's name by the run it comes from: ideal's own programs run it on the
+// SMs, ideal-rs-nmc's on the DMA engines with near-memory updates.
+std::string direct_name(const nlohmann::json& run) {
+  return run.value("scenario", "") == to_string(Scenario::IdealRsNmc) ? "direct_dma_nmc"
+                                                                      : "direct_sm";
+}
+
+}  // namespace
+
+nlohmann::json ideal_result(const nlohmann::json& sequential,
+                            const std::vector<nlohmann::json>& direct) {
+  // The run whose reduce-scatter is the fastest: its phases and data movement are ideal's.
+  const nlohmann::json* fastest = &sequential;
+  nlohmann::json choice = {{"ring_ns", phase_ns(sequential, "reduce_scatter")}};
+  for (const nlohmann::json& candidate : direct) {
+    if (candidate.is_null()) continue;
+    const double time = phase_ns(candidate, "reduce_scatter");
+    choice[direct_name(candidate) + "_ns"] = time;
+    if (time < phase_ns(*fastest, "reduce_scatter")) fastest = &candidate;
+  }
+  const bool take_direct = fastest != &sequential;
+  choice["used"] = take_direct ? direct_name(*fastest) : "ring";
+  const nlohmann::json& run = *fastest;
+  const double gemm = phase_ns(run, "gemm");
+  const double reduce_scatter = phase_ns(run, "reduce_scatter");
+  const double all_gather = phase_ns(run, "all_gather");
+  const std::string of_run =
+      take_direct ? "the run with the " + choice["used"].get<std::string>() + " reduce-scatter"
+                  : "the sequential run";
+  nlohmann::json ideal = run;
+  // Busy shares and block statistics belong to a simulated run's time, not to ideal's.
+  ideal.erase("utilisation");
+  ideal.erase("stats");
   ideal["scenario"] = to_string(Scenario::Ideal);
   ideal["time_ns"] = std::max(gemm, reduce_scatter) + all_gather;
   // Overlapped perfectly, the reduce-scatter shows only where it outlasts the GEMM.
   ideal["exposed_comm_ns"] = std::max(0.0, reduce_scatter - gemm) + all_gather;
-  ideal["phases"] =
-      nlohmann::json::array({{{"name", "gemm_rs"},
-                              {"start_ns", 0.0},
-                              {"time_ns", std::max(gemm, reduce_scatter)},
-                              {"derived", "max(gemm, reduce_scatter) of the sequential run"}},
-                             {{"name", "all_gather"},
-                              {"start_ns", std::max(gemm, reduce_scatter)},
-                              {"time_ns", all_gather},
-                              {"derived", "all_gather of the sequential run"}}});
+  ideal["phases"] = nlohmann::json::array({{{"name", "gemm_rs"},
+                                            {"start_ns", 0.0},
+                                            {"time_ns", std::max(gemm, reduce_scatter)},
+                                            {"derived", "max(gemm, reduce_scatter) of " + of_run}},
+                                           {{"name", "all_gather"},
+                                            {"start_ns", std::max(gemm, reduce_scatter)},
+                                            {"time_ns", all_gather},
+                                            {"derived", "all_gather of " + of_run}}});
+  ideal["collective"] = take_direct ? "direct" : sequential.value("collective", "ring");
+  ideal["ideal_reduce_scatter"] = choice;
   return ideal;
 }
 

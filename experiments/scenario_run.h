@@ -16,6 +16,7 @@
 
 #include "experiments/activity.h"
 #include "experiments/energy.h"
+#include "experiments/stats_dump.h"
 #include "models/system/tp_group.h"
 #include "tlm_interconnect/payload.h"
 #include "workloads/scenario.h"
@@ -27,6 +28,8 @@ struct TrafficCounters {
   std::array<std::array<std::uint64_t, kTrafficClasses>, kOps> dram{};
   std::uint64_t link_payload = 0;
   std::uint64_t link_wire = 0;
+  double hbm_busy_ns = 0;   // data-bus busy time summed over every channel
+  double link_busy_ns = 0;  // serialiser busy time summed over every link direction
   TrafficCounters operator-(const TrafficCounters& earlier) const;
   TrafficCounters operator*(std::uint64_t factor) const;
 };
@@ -46,6 +49,9 @@ class ScenarioRun {
 
   TpGroup& group() { return *group_; }
   const SystemConfig& config() const { return config_; }
+  // Before run(): also snapshot every block's statistics at each phase barrier, so result() has
+  // "stats" (stats_dump.h: the section of the --stats dump).
+  void record_statistics() { record_statistics_ = true; }
   // Simulates to the end; throws std::runtime_error for a host error, a deadlock, or phases that
   // did not all end.
   void run();
@@ -77,14 +83,25 @@ class ScenarioRun {
   SystemConfig config_;
   ScenarioPlan plan_;
   std::unique_ptr<TpGroup> group_;
+  // HBM and link busy time over the sublayer as shares of what the group could have been busy.
+  nlohmann::json utilisation(const TrafficCounters& moved, double time_ns) const;
+  nlohmann::json statistics_section() const;
+
   std::vector<Mark> marks_;
+  bool record_statistics_ = false;
+  std::vector<std::pair<std::uint32_t, Statistics>> snapshots_;       // (barrier, statistics)
   std::vector<std::pair<std::uint32_t, sc_core::sc_time>> arrivals_;  // (barrier, time)
   double wall_time_s_ = 0;
 };
 
-// The ideal scenario from a sequential result: max(GEMM alone, reduce-scatter alone) + all-gather,
-// with the sequential run's data movement.
-nlohmann::json ideal_result(const nlohmann::json& sequential);
+// The ideal scenario: max(GEMM alone, reduce-scatter alone) + all-gather, with the phases and data
+// movement of the run whose reduce-scatter is the fastest: the sequential result (ring), or one of
+// `direct` where a direct reduce-scatter runs (ideal_simulated): the run of ideal's own programs
+// (the SM direct reduce-scatter) and ideal-rs-nmc's (the DMA engines', as T3's; null entries are
+// skipped). "ideal_reduce_scatter" says which it took ("used": ring, direct_sm or direct_dma_nmc)
+// and the reduce-scatter times it chose between ("ring_ns", "direct_sm_ns", "direct_dma_nmc_ns").
+nlohmann::json ideal_result(const nlohmann::json& sequential,
+                            const std::vector<nlohmann::json>& direct = {});
 
 // Sets "speedup_vs_sequential" = sequential time / this time.
 void set_speedup(nlohmann::json& result, const nlohmann::json& sequential);

@@ -38,8 +38,9 @@ constexpr ScenarioEntry kScenarioTable[] = {
                             Arbitration::Fcfs,  nullptr},
     {Scenario::T3Mca,       "t3-mca",       true,  plan_t3,           nullptr,
                             Arbitration::Mca,   nullptr},
-    // ideal runs the sequential programs: experiments/ combines their measured phase times.
-    {Scenario::Ideal,       "ideal",        true,  plan_sequential,   nullptr,
+    // ideal: experiments/ combines the measured phase times of the sequential run and, where
+    // ideal_simulated(), of its own run with the direct reduce-scatter.
+    {Scenario::Ideal,       "ideal",        true,  plan_ideal,        nullptr,
                             {},                 nullptr},
     {Scenario::IdealRsNmc,  "ideal-rs-nmc", true,  plan_ideal_rs_nmc, nullptr,
                             {},                 nullptr},
@@ -127,6 +128,10 @@ SystemConfig scenario_config(const SystemConfig& config, Scenario scenario) {
   const std::optional<Arbitration>& forced = entry_of(scenario).arbitration;
   if (forced) effective.hbm.arbitration = *forced;
   return effective;
+}
+
+bool ideal_simulated(const SystemConfig& config) {
+  return direct_collective(config) && config.topology.kind != TopologyKind::Ring;
 }
 
 int default_ring_channels(const SystemConfig& config) {

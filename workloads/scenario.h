@@ -7,9 +7,11 @@
 //   t3            the fused GEMM + reduce-scatter (t3_plan.h: tracker, DMA engine and near-memory
 //                 updates) under FCFS memory arbitration, then the ring all-gather on the SMs.
 //   t3-mca        t3 with communication-aware arbitration (hbm.arbitration = mca).
-//   ideal         max(GEMM alone, reduce-scatter alone) + all-gather. It runs the sequential
-//                 programs, whose phases each run alone on the group (a barrier between them),
-//                 and combines the measured phase times.
+//   ideal         max(GEMM alone, reduce-scatter alone) + all-gather, with the best SM
+//                 reduce-scatter the system offers. It runs the sequential programs, whose phases
+//                 each run alone on the group (a barrier between them), and combines the measured
+//                 phase times; where a direct collective can run (ideal_simulated) it also runs
+//                 them with the SM direct reduce-scatter and takes the faster of the two.
 //   ideal-rs-nmc  sequential, but the reduce-scatter is done by the DMA engines with near-memory
 //                 updates (dma_collective.h) instead of SM kernels.
 //
@@ -131,6 +133,12 @@ ScenarioPlan plan_sublayer_scenario(const SystemConfig& config, Sublayer sublaye
                                     const GemmShape& shape, Scenario scenario);
 // Whether `scenario` applies to `sublayer` (the refusal above).
 bool applies_to(Scenario scenario, Sublayer sublayer);
+
+// Whether ideal has programs of its own on `config`: the sequential ones with the SM direct
+// reduce-scatter, which the group's fabric carries (a switch or a fully-connected mesh) and
+// workload.collective allows (direct_collective in config_io.h, the rule T3's reduce-scatter
+// follows). Elsewhere ideal derives from the sequential run alone.
+bool ideal_simulated(const SystemConfig& config);
 
 // Ring channels the SM collectives use, as NCCL picks them for the class of machine: 24 on a
 // switch (NCCL's search finds 12 rings on an 8-GPU NVSwitch A100 or H100 and doubles them), 16 on

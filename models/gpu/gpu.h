@@ -44,6 +44,7 @@ class Gpu : public sc_core::sc_module {
 
   int index() const { return index_; }
   Sm& sm(int i) { return *sms_.at(to_size(i)); }
+  const Sm& sm(int i) const { return *sms_.at(to_size(i)); }
   int sms() const { return static_cast<int>(sms_.size()); }
 
   // Statistics of every block of this GPU.

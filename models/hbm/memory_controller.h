@@ -40,6 +40,8 @@ struct HbmStats {
   // pseudo-channels that at least one bank held a row open (active standby).
   std::array<std::uint64_t, kOps> column_bursts{};
   double bank_open_ns = 0;
+  std::vector<std::uint64_t> channel_row_hits;    // per channel, of row_hits
+  std::vector<std::uint64_t> channel_row_misses;  // per channel, of row_misses
 };
 
 class MemoryController : public sc_core::sc_module {

@@ -21,6 +21,8 @@ ServiceStatistics::ServiceStatistics(HbmStats& stats, int channels, double queue
       queues_per_channel_(queues_per_channel) {
   stats_.channel_bytes.assign(to_size(channels), 0);
   stats_.channel_busy_ns.assign(to_size(channels), 0.0);
+  stats_.channel_row_hits.assign(to_size(channels), 0);
+  stats_.channel_row_misses.assign(to_size(channels), 0);
 }
 
 void ServiceStatistics::add_to_report(nlohmann::json& j, double elapsed_ns, bool banked) const {

@@ -1,5 +1,5 @@
 // What a memory controller served, counted as it serves: bytes and requests by op and traffic
-// class, each channel's bytes and bus time, row hits and misses, entry latency; and the part of
+// class, each channel's bytes, bus time, row hits and misses, entry latency; and the part of
 // its report these make.
 #pragma once
 
@@ -42,6 +42,8 @@ inline void ServiceStatistics::served(Op op, TrafficClass traffic_class, int cha
   stats_.row_hits += static_cast<std::uint64_t>(service.row_hits);
   stats_.row_misses += static_cast<std::uint64_t>(service.row_misses);
   stats_.column_bursts[static_cast<int>(op)] += static_cast<std::uint64_t>(service.bursts);
+  stats_.channel_row_hits[to_size(channel)] += static_cast<std::uint64_t>(service.row_hits);
+  stats_.channel_row_misses[to_size(channel)] += static_cast<std::uint64_t>(service.row_misses);
   latency_sum_ns_[static_cast<int>(op)] +=
       static_cast<double>(service.done - arrival) * resolution_ns_;
   ++served_entries_[static_cast<int>(op)];

@@ -44,6 +44,7 @@ class TpGroup : public sc_core::sc_module {
   const Topology& topology() const { return topology_; }
   const SystemConfig& config() const { return config_; }
   NvLink& link(int index) { return *links_.at(index); }
+  const NvLink& link(int index) const { return *links_.at(index); }
   Host& host(int index) { return *hosts_.at(index); }
   HostBarrier& barrier() { return barrier_; }
   // Before sc_start: one program per GPU (fewer programs leave the remaining hosts idle); under

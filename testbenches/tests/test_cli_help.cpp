@@ -111,7 +111,8 @@ std::map<std::string, std::string> workload_samples(const std::string& json) {
                                   {"tokens", "256"},
                                   {"functional", ""},
                                   {"shape", "256,1024,256"},
-                                  {"json", file(json)}});
+                                  {"json", file(json)},
+                                  {"stats", file("stats-" + json)}});
 }
 
 }  // namespace

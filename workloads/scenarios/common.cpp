@@ -62,10 +62,36 @@ RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan
   return ring_on(config, plan, plan.output_bytes, &GemmBuffers::c, element, order, gated);
 }
 
+RingOnOutput direct_on_output(const SystemConfig& config, const ScenarioPlan& plan,
+                              ElementType element) {
+  RingOnOutput direct;
+  direct.order = T3Ring{static_cast<int>(config.gpus)};
+  direct.spec.ranks = static_cast<int>(config.gpus);
+  direct.spec.bytes = plan.output_bytes;
+  direct.spec.element = element;
+  direct.spec.direct = true;
+  const auto chunk_elements = static_cast<std::int64_t>(plan.output_bytes / bytes_of(element, 1) /
+                                                        static_cast<std::uint64_t>(config.gpus));
+  // As many channels as the ring would have, within what the mailbox holds flags for.
+  direct.spec.channels = static_cast<int>(std::min<std::int64_t>(
+      {default_ring_channels(config), direct_mailbox_channels(direct.spec.ranks),
+       std::max<std::int64_t>(1, chunk_elements)}));
+  const std::uint64_t base = plan.gemm.gpus.front().buffers.c;
+  direct.layout = plan_collective(config.address_map, direct.spec, base - hbm_base(config, 0));
+  for (int g = 0; g < direct.spec.ranks; ++g) {
+    if (direct.layout[to_size(g)].buffer != plan.gemm.gpus[to_size(g)].buffers.c) {
+      throw std::logic_error("scenario: the direct collective's buffer is not GPU " +
+                             std::to_string(g) + "'s C");
+    }
+  }
+  return direct;
+}
+
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
                  std::uint32_t sequence) {
   CollectiveLaunch launch = ring_launch(ring.layout, ring.spec, ring.order.rank(gpu), op, sequence);
-  launch.label = op == CollectiveOp::ReduceScatter ? "ring reduce-scatter" : "ring all-gather";
+  launch.label = std::string(ring.spec.direct ? "direct " : "ring ") +
+                 (op == CollectiveOp::ReduceScatter ? "reduce-scatter" : "all-gather");
   append_collective(program, launch);
 }
 

@@ -38,6 +38,11 @@ RingOnOutput ring_on(const SystemConfig& config, const ScenarioPlan& plan, std::
 RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan,
                             ElementType element, T3Ring order, bool gated = false);
 
+// The SM direct collective (protocol/ring.h, Direct) in place on every GPU's C, GPU g rank g: the
+// reduce-scatter a sequential run would take on a fabric with a route between every pair.
+RingOnOutput direct_on_output(const SystemConfig& config, const ScenarioPlan& plan,
+                              ElementType element);
+// Appends `gpu`'s launch of `op` on `ring` (its direct form when ring.spec.direct).
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
                  std::uint32_t sequence);
 

@@ -22,9 +22,13 @@ using ReducedOutputPlanner = void (*)(const SystemConfig& config, const GemmShap
 using GatheredInputPlanner = void (*)(const SystemConfig& config, ScenarioPlan& plan,
                                       ElementType element);
 
-// sequential.cpp: sequential, and ideal (the same programs; experiments/ combines their phases).
+// sequential.cpp: sequential, and ideal (experiments/ combines the phases of its runs).
 void plan_sequential(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
                      ElementType element, ElementType out_element);
+// ideal's own programs: sequential's with the SM direct reduce-scatter where ideal_simulated()
+// holds, sequential's otherwise.
+void plan_ideal(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
+                ElementType element, ElementType out_element);
 void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, ElementType element);
 // GEMM, then `reduce_scatter` (one program per GPU; empty: the SM ring's), then the SM ring
 // all-gather. `tags_per_chunk`: the tracking tags the reduce-scatter gives each chunk of C.

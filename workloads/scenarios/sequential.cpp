@@ -1,5 +1,6 @@
-// sequential (and ideal, which runs its programs): the GEMM, then the ring reduce-scatter on the
-// SMs, then the ring all-gather on the SMs. On a sublayer that all-gathers its input: the ring
+// sequential: the GEMM, then the ring reduce-scatter on the SMs, then the ring all-gather on the
+// SMs. ideal runs these programs, and where ideal_simulated() holds, their twin with the SM direct
+// reduce-scatter. On a sublayer that all-gathers its input: the ring
 // all-gather of A, then the whole GEMM.
 #include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
@@ -38,6 +39,23 @@ void plan_gemm_then_collectives(const SystemConfig& config, ScenarioPlan& plan,
 void plan_sequential(const SystemConfig& config, const GemmShape& /*shape*/, ScenarioPlan& plan,
                      ElementType /*element*/, ElementType out_element) {
   plan_gemm_then_collectives(config, plan, out_element, {}, 0);
+}
+
+void plan_ideal(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
+                ElementType element, ElementType out_element) {
+  if (!ideal_simulated(config)) {
+    plan_sequential(config, shape, plan, element, out_element);
+    return;
+  }
+  // The sequential programs with the SM direct reduce-scatter in place of the ring's; the ring
+  // all-gather follows it as it follows the ring's (both leave chunk g + 1 on GPU g).
+  const RingOnOutput direct = direct_on_output(config, plan, out_element);
+  std::vector<Program> reduce_scatter(to_size(config.gpus));
+  for (int g = 0; g < config.gpus; ++g) {
+    append_ring(reduce_scatter[to_size(g)], direct, g, CollectiveOp::ReduceScatter, 1);
+  }
+  plan_gemm_then_collectives(config, plan, out_element, reduce_scatter, 0);
+  plan.direct = true;
 }
 
 // Sequential for an all-gathered input: the ring all-gather of A, then the whole GEMM.
