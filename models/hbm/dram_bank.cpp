@@ -456,7 +456,7 @@ void PseudoChannelTimer::add_in_bank(const DramLocation& where, std::uint64_t ar
     if (data_from > floor + t_.cwl) floor = data_from - t_.cwl;
   }
   Bank* const banks = &bank(0, where.bank);
-  int group = kGroups > 0 ? where.first_burst % kGroups : group_of(where.first_burst);
+  int group = where.first_group;
   std::uint64_t at = 0;
   std::uint64_t bus_free = bus_free_;
   std::uint64_t applied = 0;  // the last sum's write data in the bank

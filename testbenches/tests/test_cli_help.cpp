@@ -233,6 +233,8 @@ TEST_CASE("trace --help lists only options trace accepts", "[cli][help]") {
                                              {"element", "fp32"},
                                              {"json", file("help-trace.json")}});
   check_help("trace", samples);
+}
+
 TEST_CASE("interference --help lists only options interference accepts", "[cli][help]") {
   CommandSamples samples;
   // A small GEMM on 16 SMs beside 2-SM backgrounds streaming 1 MiB buffers past a 256 KiB L2.
