@@ -284,9 +284,10 @@ void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
   }
   std::printf(
       "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
-      "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag of the\n"
-      "sequential run's phases, with the faster of its ring and (on a switch or mesh) SM direct\n"
-      "reduce-scatter; exposed = time communication runs with no compute beside it.\n"
+      "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag, rs the\n"
+      "fastest reduce-scatter the system runs (the sequential ring; on a switch or mesh also the\n"
+      "SM and the DMA + NMC direct ones); exposed = time communication runs with no compute\n"
+      "beside it.\n"
       "energy = first-order estimate: DRAM, near-memory updates, links, SM FLOPs, L2 "
       "(docs/energy.md).\n");
 }
