@@ -118,10 +118,9 @@ void print_header(const HbmPatternRequest& request, const std::string& streams) 
     std::printf("hbm.nmc.placement %s\n",
                 config.hbm.nmc.placement == NmcPlacement::Bank ? "bank" : "base-die");
   }
-  std::printf("\n%-10s %12s %10s %10s %10s %14s\n", streams.find(',') == std::string::npos
-                                                        ? "pattern"
-                                                        : "streams",
-              "GB/s", "of peak", "bus", "row hits", "mean latency");
+  std::printf("\n%-10s %12s %10s %10s %10s %14s\n",
+              streams.find(',') == std::string::npos ? "pattern" : "streams", "GB/s", "of peak",
+              "bus", "row hits", "mean latency");
 }
 
 void print_row(const std::string& label, const nlohmann::json& point) {

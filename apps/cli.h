@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/system_config.h"
-#include "harness/trace_recorder.h"
 #include "experiments/isolated.h"
+#include "harness/trace_recorder.h"
 #include "protocol/gemm_layout.h"
 #include "workloads/scenario.h"
 

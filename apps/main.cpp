@@ -57,7 +57,7 @@ const std::map<std::string, Command>& commands() {
                                                        {"model", model_command},
                                                        {"trace", trace_command},
 
-{"interference", interference_command}};
+                                                       {"interference", interference_command}};
   return table;
 }
 

@@ -130,8 +130,7 @@ DramCommandEnergy dram_command_energy(const SystemConfig& config) {
       static_cast<double>(config.hbm.bank.bus_bits) / static_cast<double>(c.spec_bus_bits);
   const double vdd = c.vdd_V * share;  // mA x ns x V = pJ; mA x V = mW
   DramCommandEnergy e;
-  e.activate_pJ =
-      (c.idd0_mA * t.rc - c.idd3n_mA * t.ras - c.idd2n_mA * (t.rc - t.ras)) * vdd;
+  e.activate_pJ = (c.idd0_mA * t.rc - c.idd3n_mA * t.ras - c.idd2n_mA * (t.rc - t.ras)) * vdd;
   e.read_pJ = (c.idd4r_mA - c.idd3n_mA) * t.burst * vdd;
   e.write_pJ = (c.idd4w_mA - c.idd3n_mA) * t.burst * vdd;
   e.refresh_pJ = (c.idd5_mA - c.idd3n_mA) * t.rfc * vdd;

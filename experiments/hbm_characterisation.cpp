@@ -120,8 +120,8 @@ HbmPatternResult characterise_hbm(const HbmPatternRequest& request) {
     result.peak_limited_by = reachable.limited_by;
   }
   result.bus_GBps = request.pattern == "update"
-                       ? hbm_update_bus_factor(config.hbm) * result.measured_GBps
-                       : result.measured_GBps;
+                        ? hbm_update_bus_factor(config.hbm) * result.measured_GBps
+                        : result.measured_GBps;
   result.row_hit_rate = result.hbm.value("row_hit_rate", 0.0);
   result.mean_latency_ns = traffic.mean_latency().to_seconds() * 1e9;
   result.simulated_ns = sc_core::sc_time_stamp().to_seconds() * 1e9;

@@ -239,6 +239,7 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
                       " is outside 1.." + std::to_string(kMaxBankGroups));
   }
   banks_.resize(to_size(bank_groups_ * banks_per_group_));
+  activated_row_.assign(to_size(banks_per_group_), -1);
 }
 
 // All-bank refresh (the schedule is refresh_'s): the banks close once their last access allows a
@@ -257,6 +258,7 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
     b.open_row = -1;
     b.act_ready = std::max(b.act_ready, end);
   }
+  std::fill(activated_row_.begin(), activated_row_.end(), -1);
 }
 
 // Inlined into the burst loop that calls it: a call there would spill the loop's timing state
@@ -393,6 +395,7 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
         ++service.row_hits;
       } else {
         open_row(b, group, where.row, arrival, service);
+        activated_row_[to_size(where.bank)] = static_cast<std::int64_t>(where.row);
       }
     }
     // An in-bank update's sum-write column holds the bank group's column path (0 if none came).
@@ -456,7 +459,7 @@ void PseudoChannelTimer::add_in_bank(const DramLocation& where, std::uint64_t ar
     if (data_from > floor + t_.cwl) floor = data_from - t_.cwl;
   }
   Bank* const banks = &bank(0, where.bank);
-  int group = where.first_group;
+  int group = where.first_group;  // the hashed map rotates the groups: columns() starts here too
   std::uint64_t at = 0;
   std::uint64_t bus_free = bus_free_;
   std::uint64_t applied = 0;  // the last sum's write data in the bank
@@ -467,6 +470,7 @@ void PseudoChannelTimer::add_in_bank(const DramLocation& where, std::uint64_t ar
         ++service.row_hits;
       } else {
         open_row(b, group, where.row, arrival, service);
+        activated_row_[to_size(where.bank)] = static_cast<std::int64_t>(where.row);
       }
     }
     const auto g = to_size(group);

@@ -171,8 +171,15 @@ class PseudoChannelTimer {
     return {where.row, where.bank, static_cast<std::uint8_t>(where.first_group),
             static_cast<std::uint8_t>(std::min(where.bursts, bank_groups_))};
   }
-  // True if every bank of the span has its row open. Inline: asked at every enqueue.
+  // True if every bank of the span has its row open, or the row is the one last activated at the
+  // span's bank index in any bank group. A granule's bursts alternate over the bank groups, so
+  // the banks of one index hold one row of the map between them: once its first ACT is decided,
+  // the scheduler counts the row as open in every group and interleaves the groups' bursts at
+  // tCCD_S (the others' ACTs follow by tRRD_S, as a controller with a bank machine per bank issues
+  // them), instead of serving the opened group's bursts back to back at tCCD_L. Inline: asked at
+  // every enqueue.
   bool row_open(const DramRowSpan& span) const {
+    if (activated_row_[to_size(span.bank)] == static_cast<std::int64_t>(span.row)) return true;
     int group = span.first_group;
     for (int i = 0; i < span.groups; ++i) {
       if (bank(group, span.bank).open_row != static_cast<std::int64_t>(span.row)) return false;
@@ -243,6 +250,8 @@ class PseudoChannelTimer {
   int bank_groups_;
   int banks_per_group_;
   std::vector<Bank> banks_;
+  // Per bank index, the row of its last ACT in any bank group (-1: none since the last refresh).
+  std::vector<std::int64_t> activated_row_;
   // Earliest next ACT: by tFAW, a ring over the last four ACTs (oldest_act_ its oldest entry), and
   // by tRRD_L / tRRD_S after the last ACT in the same / another bank group.
   std::array<std::uint64_t, 4> faw_ready_{};

@@ -73,7 +73,7 @@ HbmConfig one_pseudo_channel() {
   config.channels = 1;
   config.bank.pseudo_channels = 1;
   config.bandwidth_GBps = 16;
-  config.bank.timing.refi = 0;  // no refresh unless a case asks for it
+  config.bank.timing.refi = 0;                    // no refresh unless a case asks for it
   config.bank.address_hash = AddressHash::Plain;  // offsets name banks and rows as below
   return config;
 }
@@ -519,8 +519,8 @@ TEST_CASE("Bank update on the base die is a read out, the ALU and a write back",
   const DramTimingNs t = dram_timing_ns(config);
   const UpdateTimes times = update_then_write(config);
   // RD, CL, burst, ALU, then the WR whose data starts as the sum is ready, burst.
-  CHECK(times.update ==
-        ns(t.cl + t.burst + config.nmc_alu_latency_ns + t.burst + config.bank.controller_latency_ns));
+  CHECK(times.update == ns(t.cl + t.burst + config.nmc_alu_latency_ns + t.burst +
+                           config.bank.controller_latency_ns));
   CHECK(times.write == ns(t.cwl + t.burst + config.bank.controller_latency_ns));
 }
 
@@ -588,6 +588,32 @@ TEST_CASE("Bank update beside the banks: a write's bus time, a read and a write 
   const std::uint64_t write_end = write.second.last_column + timing.cwl + timing.burst;
   CHECK(update.conflict.data_end - write.conflict.data_end == sum_end - write_end);
   CHECK(update.conflict.row_misses == 1);
+}
+
+TEST_CASE("Bank row-hit test: a row activated in one bank group counts as open in the others",
+          "[bank][scheduler]") {
+  const HbmConfig config = one_pseudo_channel();
+  const DramTiming timing(config, 1000.0);
+  PseudoChannelTimer timer(config, timing, 0);
+  // Bank index 0's row 0 is opened in bank group 0 only (one burst).
+  const DramService opened = timer.serve(one_burst(), PseudoChannelTimer::Kind::Read, 0, 0, 0);
+  REQUIRE(opened.row_misses == 1);
+  const auto span = [](std::uint64_t row, int bank, int group) {
+    return DramRowSpan{row, bank, static_cast<std::uint8_t>(group), 1};
+  };
+  // The scheduler may interleave the other groups' bursts of that row with group 0's ...
+  CHECK(timer.row_open(span(0, 0, 1)));
+  CHECK(timer.row_open(span(0, 0, 3)));
+  // ... but not another row of that bank index, nor the same row number at another bank index.
+  CHECK_FALSE(timer.row_open(span(1, 0, 1)));
+  CHECK_FALSE(timer.row_open(span(0, 1, 0)));
+  // Serving group 1's burst still pays its own ACT: the bank's row was not open.
+  DramLocation group1 = one_burst();
+  group1.first_group = 1;
+  group1.first_burst = 1;
+  const DramService second = timer.serve(group1, PseudoChannelTimer::Kind::Read, 0, 0, 0);
+  CHECK(second.row_misses == 1);
+  CHECK(second.row_hits == 0);
 }
 
 TEST_CASE("Bank update on the base die holds the bus for a read and a write", "[bank][nmc]") {

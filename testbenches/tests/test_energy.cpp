@@ -107,9 +107,8 @@ TEST_CASE("an idle group spends background energy only: precharged standby and r
   const double pc_ns = 20000.0 * pseudo_channels(config);
   const double standby_J = pc_ns * c.idd2n_mA * c.vdd_V * share(config) * 1e-12;
   const double tck = clock_ns(config);
-  const double refresh_J = pc_ns / (config.hbm.bank.timing.refi * tck) *
-                           (c.idd5_mA - c.idd3n_mA) * (config.hbm.bank.timing.rfc * tck) *
-                           c.vdd_V * share(config) * 1e-12;
+  const double refresh_J = pc_ns / (config.hbm.bank.timing.refi * tck) * (c.idd5_mA - c.idd3n_mA) *
+                           (config.hbm.bank.timing.rfc * tck) * c.vdd_V * share(config) * 1e-12;
   CHECK(e["dram"]["background"].get<double>() == Approx(standby_J).epsilon(1e-9));
   CHECK(e["dram"]["refresh"].get<double>() == Approx(refresh_J).epsilon(1e-9));
   CHECK(e["total"].get<double>() == Approx(standby_J + refresh_J).epsilon(1e-9));

@@ -201,7 +201,9 @@ void check_symmetric(int tp, const std::string& topology) {
     // holding other lines of its chunk (see above), and the engine reads ahead as fast as memory
     // answers (one slice apart at most); t3-mca's gate follows each queue's communication backlog
     // (108 against 110 at TP 8). Elsewhere the peak, and everywhere every count, is the same.
-    const double peak_apart = name == "t3-mca" ? 2 : name == "ideal-rs-nmc" ? 1 : 0;
+    // With the hashed DRAM map each GPU's rotated chunk meets other banks, so t3's peak may
+    // differ by one slice too (1 at TP 8 on the ring and the mesh).
+    const double peak_apart = name == "t3-mca" ? 2 : name == "ideal-rs-nmc" || name == "t3" ? 1 : 0;
     nlohmann::json sym_tracker = sym["tracker"], one_tracker = one["tracker"];
     CHECK(std::abs(sym_tracker["max_in_use"].get<double>() -
                    one_tracker["max_in_use"].get<double>()) <= peak_apart);
@@ -215,8 +217,11 @@ void check_symmetric(int tp, const std::string& topology) {
       CHECK(sym["dma"][count] == one["dma"][count]);
     }
     // (5.07% apart on t3-mca at TP 8, whose gate follows each queue's communication backlog;
-    // 6.34% on t3 at TP 4, whose GPUs' hashed DRAM maps meet each rotated chunk at other banks.)
-    const double latency_apart = name == "t3-mca" || name == "t3" ? 0.07 : 0.05;
+    // 6.34% on t3 at TP 4 and 7.03% on ideal-rs-nmc at TP 8, whose GPUs' hashed DRAM maps meet
+    // each rotated chunk at other banks.)
+    const double latency_apart = name == "ideal-rs-nmc"             ? 0.075
+                                 : name == "t3-mca" || name == "t3" ? 0.07
+                                                                    : 0.05;
     for (const char* mean : {"mean_piece_read_ns", "mean_piece_write_ns"}) {
       CHECK(std::abs(relative(one["dma"][mean], sym["dma"][mean])) <= latency_apart);
     }
