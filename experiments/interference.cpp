@@ -79,7 +79,8 @@ double stream_alone_GBps(const SystemConfig& config, const GemmShape& shape, int
   Program program;
   append_sm_range(program, stream.dispatcher, SmRange{0, sms}, stream.label);
   append_stream(program, stream);
-  const LaunchRecord& run = launch_on(simulate_program(config, program), 1);
+  const auto launches = simulate_program(config, program);  // outlives the record read from it
+  const LaunchRecord& run = launch_on(launches, 1);
   return static_cast<double>(2 * bytes) / ns(run.end - run.start);  // bytes per ns = GB/s
 }
 
