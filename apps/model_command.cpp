@@ -113,23 +113,27 @@ void print_model(const nlohmann::json& result) {
           ? "sublayer runs on one GPU under rotational symmetry where it is valid"
           : "sublayer runs on every GPU",
       result["simulation_wall_time_s"].get<double>());
-  std::printf("\n%-13s %10s %10s %10s %10s %10s %10s %8s\n", "scenario", "layer", "gemm",
-              "attention", "memory", "comm", "model", "speedup");
-  std::printf("%-13s %10s %10s %10s %10s %10s %10s %8s\n", "", "us", "us", "us", "bound us",
-              "exposed us", "ms", "x seq");
+  std::printf("\n%-13s %10s %10s %10s %10s %10s %10s %8s %10s %8s\n", "scenario", "layer", "gemm",
+              "attention", "memory", "comm", "model", "speedup", "energy", "energy");
+  std::printf("%-13s %10s %10s %10s %10s %10s %10s %8s %10s %8s\n", "", "us", "us", "us",
+              "bound us", "exposed us", "ms", "x seq", "model J", "saved");
   for (const auto& entry : result["scenarios"]) {
     const auto& b = entry["breakdown_ns"];
-    std::printf(
-        "%-13s %10.1f %10.1f %10.1f %10.1f %10.1f %10.2f %8.3f\n",
-        entry["scenario"].get<std::string>().c_str(), entry["layer_time_ns"].get<double>() / 1e3,
-        b["gemm"].get<double>() / 1e3, b["attention"].get<double>() / 1e3,
-        b["memory_bound"].get<double>() / 1e3, b["communication_exposed"].get<double>() / 1e3,
-        entry["model_time_ns"].get<double>() / 1e6, entry["speedup_vs_sequential"].get<double>());
+    std::printf("%-13s %10.1f %10.1f %10.1f %10.1f %10.1f %10.2f %8.3f %10.2f %7.1f%%\n",
+                entry["scenario"].get<std::string>().c_str(),
+                entry["layer_time_ns"].get<double>() / 1e3, b["gemm"].get<double>() / 1e3,
+                b["attention"].get<double>() / 1e3, b["memory_bound"].get<double>() / 1e3,
+                b["communication_exposed"].get<double>() / 1e3,
+                entry["model_time_ns"].get<double>() / 1e6,
+                entry["speedup_vs_sequential"].get<double>(), entry["model_energy_J"].get<double>(),
+                100 * entry["energy_saving_vs_sequential"].get<double>());
   }
   std::printf(
       "\nlayer = the layer's kernels one after another; model = layers x layer (kernels do not\n"
       "overlap across layer boundaries); gemm includes the all-reduced GEMMs' sublayer time less\n"
-      "their exposed communication; speedup = sequential model time / scenario model time.\n");
+      "their exposed communication; speedup = sequential model time / scenario model time;\n"
+      "energy = first-order estimate of the model on all GPUs (docs/energy.md), saved = against\n"
+      "sequential.\n");
 }
 
 }  // namespace

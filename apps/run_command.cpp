@@ -153,7 +153,7 @@ constexpr const char* kComputeClassNote =
 // For ideal: which reduce-scatter it took and the times it chose between.
 std::string ideal_choice_text(const nlohmann::json& result) {
   const nlohmann::json& choice = result["ideal_reduce_scatter"];
-  std::string text = choice["used"].get<std::string>() + " (";
+  std::string text = choice["used"].get<std::string>() + ", the fastest run alone (";
   bool first = true;
   for (const char* name : {"ring", "direct_sm", "direct_dma_nmc"}) {
     const std::string key = std::string(name) + "_ns";
@@ -164,7 +164,7 @@ std::string ideal_choice_text(const nlohmann::json& result) {
     text += time;
     first = false;
   }
-  return text + "; the fastest is taken)";
+  return text + ")";
 }
 
 void print_activity(const nlohmann::json& result) {
@@ -192,19 +192,32 @@ void print_compare_activity(const std::vector<nlohmann::json>& results) {
   }
 }
 
-// On a switch or mesh, where a reduce-scatter can go ring or direct: which each scenario used.
+// How a scenario's reduce-scatter ran, in words: the engines that moved it and its pattern; for
+// ideal the one it took and the times it chose between.
+std::string reduce_scatter_text(const nlohmann::json& result) {
+  const std::string scenario = result["scenario"].get<std::string>();
+  const std::string pattern = result["collective"].get<std::string>();
+  if (result.contains("ideal_reduce_scatter")) return ideal_choice_text(result);
+  if (scenario == "t3" || scenario == "t3-mca") {
+    return pattern == "direct"
+               ? "direct, fused into the GEMM: its stores update each chunk's owner"
+               : pattern + ", fused into the GEMM: the tracker and DMA engine update the next GPU";
+  }
+  if (scenario == "ideal-rs-nmc") return pattern + " on the DMA engines with near-memory updates";
+  return pattern + " on the SMs";
+}
+
+// On a switch or mesh, where a reduce-scatter can go ring or direct: which each scenario used,
+// one line each.
 void print_compare_collectives(const std::vector<nlohmann::json>& results,
                                const SystemConfig& config) {
   if (config.topology.kind == TopologyKind::Ring) return;
-  std::string line;
+  std::printf("\nreduce-scatter on this %s, by scenario:\n",
+              config.topology.kind == TopologyKind::Switch ? "switch" : "fully-connected mesh");
   for (const nlohmann::json& result : results) {
-    line += (line.empty() ? "" : ", ") + result["scenario"].get<std::string>() + " " +
-            result["collective"].get<std::string>();
-    if (result.contains("ideal_reduce_scatter")) line += " " + ideal_choice_text(result);
+    std::printf("%-13s %s\n", result["scenario"].get<std::string>().c_str(),
+                reduce_scatter_text(result).c_str());
   }
-  std::printf("reduce-scatter on this %s: %s.\n",
-              config.topology.kind == TopologyKind::Switch ? "switch" : "fully-connected mesh",
-              line.c_str());
 }
 
 // Moves every result's "stats" into the dump --stats names (by scenario) and writes it.
@@ -216,6 +229,20 @@ void write_stats_dump(const po::variables_map& values, std::vector<nlohmann::jso
     result.erase("stats");
   }
   if (values.count("stats")) write_stats(values["stats"].as<std::string>(), sections);
+}
+
+// The run's first-order energy estimate (experiments/energy.h), in total and by part.
+void print_energy(const nlohmann::json& energy) {
+  const auto sum = [](const nlohmann::json& part) {
+    if (!part.is_object()) return part.get<double>();
+    double total = 0;
+    for (const auto& [name, joules] : part.items()) total += joules.get<double>();
+    return total;
+  };
+  std::printf("  energy         %.2f mJ: DRAM %.2f, NMC %.2f, links %.2f, SM %.2f, L2 %.2f\n",
+              energy["total"].get<double>() * 1e3, sum(energy["dram"]) * 1e3,
+              sum(energy["nmc"]) * 1e3, sum(energy["link"]) * 1e3, sum(energy["sm"]) * 1e3,
+              sum(energy["l2"]) * 1e3);
 }
 
 void print_run(const nlohmann::json& result) {
@@ -236,6 +263,7 @@ void print_run(const nlohmann::json& result) {
   }
   std::printf("\n  links          %.1f MB payload, %.1f MB on the wire\n",
               mb(result["link_bytes"]["payload"]), mb(result["link_bytes"]["wire"]));
+  print_energy(result["energy"]);
   print_activity(result);
   std::printf("  tracker, DMA   %llu tiles fired, %llu transfers\n",
               result["tracker"]["fired"].get<unsigned long long>(),

@@ -9,6 +9,7 @@
 
 #include "apps/cli.h"
 #include "config/config_io.h"
+#include "config/dram_timing.h"
 #include "experiments/model_run.h"
 #include "experiments/model_sweep.h"
 #include "experiments/scenario_job.h"
@@ -97,6 +98,20 @@ ScenarioJob point_job(const po::variables_map& values, const SweepPoint& point,
   // A custom shape takes fc2's scenarios: it reduces its output like a row-parallel sublayer.
   job.sublayer = point.shape ? Sublayer::Fc2 : parse_sublayer(point.sublayer);
   return job;
+}
+
+// The DRAM-timing peak warning the single-run commands print (cli.cpp, system_from), once per
+// sweep: each distinct warning of the sweep's systems once, not once per workload.
+void warn_capped_peaks(const std::vector<const SystemConfig*>& systems) {
+  std::vector<std::string> printed;
+  for (const SystemConfig* config : systems) {
+    const std::string capped = dram_peak_warning(config->hbm);
+    if (capped.empty() || std::find(printed.begin(), printed.end(), capped) != printed.end()) {
+      continue;
+    }
+    std::fprintf(stderr, "t3sim: warning: %s\n", capped.c_str());
+    printed.push_back(capped);
+  }
 }
 
 std::string point_file(const std::string& out, std::size_t index) {
@@ -270,6 +285,9 @@ int model_sweep(const po::variables_map& values, const std::string& out) {
     request.scenarios = suite.scenarios;
     requests.push_back(request);
   }
+  std::vector<const SystemConfig*> systems;
+  for (const ModelRequest& request : requests) systems.push_back(&request.config);
+  warn_capped_peaks(systems);
   const auto documents = run_models(requests, jobs, progress_bar());
   write_model_sweep(out, suite, values["system"].as<std::string>(), documents);
   std::printf(
@@ -323,6 +341,9 @@ int sweep_command(const std::vector<std::string>& args) {
     points.push_back(point_job(values, point, suite.scenarios));
     check_plannable(points.back(), suite.scenarios);
   }
+  std::vector<const SystemConfig*> systems;
+  for (const ScenarioJob& job : points) systems.push_back(&job.config);
+  warn_capped_peaks(systems);
   std::error_code error;
   std::filesystem::create_directories(out, error);
   if (error || !std::filesystem::is_directory(out)) {

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "config/config_io.h"
+#include "experiments/energy.h"
 #include "experiments/scenario_run.h"
 #include "models/system/simulation.h"
 #include "protocol/to_size.h"
@@ -35,13 +36,17 @@ SystemConfig one_gpu(SystemConfig config) {
   return config;
 }
 
-// The time from the doorbell to the end of GPU 0's first kernel, and what its memory moved.
-nlohmann::json kernel_record(const TpGroup& group, const RunSummary& run) {
+// The time from the doorbell to the end of GPU 0's first kernel, what its memory moved and the
+// energy estimate of that GPU's run (`flops` matrix FLOPs, standby billed over the kernel's time).
+nlohmann::json kernel_record(const SystemConfig& config, TpGroup& group, const RunSummary& run,
+                             double flops) {
   const LaunchRecord& launch = group.gpu(0).dispatcher.launches().at(0);
   const ComputeTraffic traffic = compute_traffic(group);
-  return {{"time_ns", (launch.end - launch.doorbell).to_seconds() * 1e9},
+  const double time_ns = (launch.end - launch.doorbell).to_seconds() * 1e9;
+  return {{"time_ns", time_ns},
           {"dram_read_bytes", traffic.read_bytes},
           {"dram_write_bytes", traffic.write_bytes},
+          {"energy_J", energy_estimate(config, energy_activity(group), time_ns, flops)["total"]},
           {"wall_time_s", run.wall_time_s}};
 }
 
@@ -49,7 +54,7 @@ nlohmann::json run_gemm_kernel(const SystemConfig& config, const GemmShape& shap
   const GroupGemmPlan plan = plan_group_gemm(config, shape);
   TpGroup group("group", config);
   const RunSummary run = run_to_completion(group, plan.programs());
-  return kernel_record(group, run);
+  return kernel_record(config, group, run, 2.0 * shape.m * shape.n * shape.k);
 }
 
 nlohmann::json run_sublayer(const SystemConfig& config, const GemmShape& shape, Scenario scenario) {
@@ -57,10 +62,11 @@ nlohmann::json run_sublayer(const SystemConfig& config, const GemmShape& shape, 
   run.run();
   nlohmann::json result = run.result();
   // What a model view needs; ideal_result() reads the phases.
-  return {{"time_ns", result["time_ns"]},   {"exposed_comm_ns", result["exposed_comm_ns"]},
-          {"phases", result["phases"]},     {"dram_bytes", result["dram_bytes"]},
-          {"symmetry", result["symmetry"]}, {"wall_time_s", result["wall_time_s"]},
-          {"scenario", result["scenario"]}, {"collective", result["collective"]}};
+  return {{"time_ns", result["time_ns"]},         {"exposed_comm_ns", result["exposed_comm_ns"]},
+          {"phases", result["phases"]},           {"dram_bytes", result["dram_bytes"]},
+          {"symmetry", result["symmetry"]},       {"wall_time_s", result["wall_time_s"]},
+          {"scenario", result["scenario"]},       {"collective", result["collective"]},
+          {"energy_J", result["energy"]["total"]}};
 }
 
 nlohmann::json run_sim(const KernelSim& sim) {
@@ -188,6 +194,7 @@ nlohmann::json assemble(const ModelRequest& request,
     return result_of(scenario);
   };
 
+  const auto gpus = static_cast<double>(request.config.gpus);
   nlohmann::json kernel_list = nlohmann::json::array();
   for (std::size_t k = 0; k < kernels.size(); ++k) {
     const LayerKernel& kernel = kernels[k];
@@ -206,17 +213,20 @@ nlohmann::json assemble(const ModelRequest& request,
     }
     if (kernel.all_reduced) {
       entry["sublayer"] = to_string(*kernel.sublayer);
-      nlohmann::json times, exposed;
+      nlohmann::json times, exposed, energy;
       for (Scenario scenario : request.scenarios) {
         const nlohmann::json run = sublayer_result(k, scenario);
         times[to_string(scenario)] = run["time_ns"];
         exposed[to_string(scenario)] = run["exposed_comm_ns"];
+        energy[to_string(scenario)] = run["energy_J"];
       }
       entry["time_ns"] = times;
       entry["exposed_comm_ns"] = exposed;
+      entry["energy_J"] = energy;
     } else {
       const nlohmann::json& run = results[kernel_sims[k][0]];
       entry["time_ns"] = run["time_ns"];
+      entry["energy_J"] = gpus * run["energy_J"].get<double>();  // every GPU runs its own copy
       entry["dram_read_bytes"] = run["dram_read_bytes"];
       entry["dram_write_bytes"] = run["dram_write_bytes"];
     }
@@ -224,10 +234,11 @@ nlohmann::json assemble(const ModelRequest& request,
   }
 
   nlohmann::json scenarios = nlohmann::json::array();
-  double sequential_layer = 0;
+  double sequential_layer = 0, sequential_energy = 0;
   for (Scenario scenario : request.scenarios) {
     std::map<std::string, double> by_class = {
         {"gemm", 0}, {"attention", 0}, {"memory_bound", 0}, {"communication_exposed", 0}};
+    double energy = 0;  // the group's, J
     for (std::size_t k = 0; k < kernels.size(); ++k) {
       const LayerKernel& kernel = kernels[k];
       if (kernel.all_reduced) {
@@ -235,22 +246,32 @@ nlohmann::json assemble(const ModelRequest& request,
         const double exposed = run["exposed_comm_ns"];
         by_class["communication_exposed"] += exposed;
         by_class["gemm"] += run["time_ns"].get<double>() - exposed;
+        energy += run["energy_J"].get<double>();
       } else {
-        by_class[to_string(kernel.kind)] += results[kernel_sims[k][0]]["time_ns"].get<double>();
+        const nlohmann::json& run = results[kernel_sims[k][0]];
+        by_class[to_string(kernel.kind)] += run["time_ns"].get<double>();
+        energy += gpus * run["energy_J"].get<double>();  // every GPU runs its own copy
       }
     }
     double layer = 0;
     for (const auto& [name, time] : by_class) layer += time;
-    if (scenario == Scenario::Sequential) sequential_layer = layer;
+    if (scenario == Scenario::Sequential) {
+      sequential_layer = layer;
+      sequential_energy = energy;
+    }
     nlohmann::json breakdown;
     for (const auto& [name, time] : by_class) breakdown[name] = time;
     scenarios.push_back({{"scenario", to_string(scenario)},
                          {"layer_time_ns", layer},
                          {"breakdown_ns", breakdown},
-                         {"model_time_ns", layer * static_cast<double>(layers)}});
+                         {"model_time_ns", layer * static_cast<double>(layers)},
+                         {"layer_energy_J", energy},
+                         {"model_energy_J", energy * static_cast<double>(layers)}});
   }
   for (auto& entry : scenarios) {
     entry["speedup_vs_sequential"] = sequential_layer / entry["layer_time_ns"].get<double>();
+    entry["energy_saving_vs_sequential"] =
+        (sequential_energy - entry["layer_energy_J"].get<double>()) / sequential_energy;
   }
   double wall = 0;
   std::size_t simulations = 0;
@@ -334,7 +355,7 @@ nlohmann::json run_stream_kernel(const SystemConfig& config, std::uint64_t read_
   std::vector<Program> programs(to_size(group.gpus()));
   programs[0] = program;
   const RunSummary run = run_to_completion(group, programs);
-  return kernel_record(group, run);
+  return kernel_record(config, group, run, static_cast<double>(flops));
 }
 
 std::vector<nlohmann::json> run_models(const std::vector<ModelRequest>& requests, int jobs,

@@ -53,9 +53,12 @@ void check_model_request(const ModelRequest& request);
 
 // Runs every request (each simulation in a process of its own, at most `jobs` at once, kernels
 // shared between requests of the same system simulated once) and returns one document per
-// request: the workload, each kernel with its class and per-scenario time, and per scenario the
-// layer time, its breakdown by class (gemm, attention, memory_bound, communication_exposed; they
-// sum to the layer time), the model time (layers x layer time) and the speedup over sequential.
+// request: the workload, each kernel with its class, per-scenario time and energy (energy_J, the
+// group's: a kernel run on one GPU counts once per GPU), and per scenario the layer time, its
+// breakdown by class (gemm, attention, memory_bound, communication_exposed; they sum to the layer
+// time), the model time (layers x layer time), the speedup over sequential, the layer's and the
+// model's energy (layer_energy_J, the kernels' sum; model_energy_J = layers x that; the first-order
+// estimate of experiments/energy.h) and the energy saving against sequential (a fraction).
 std::vector<nlohmann::json> run_models(const std::vector<ModelRequest>& requests, int jobs,
                                        const Progress& progress = {});
 

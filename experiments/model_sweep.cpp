@@ -49,6 +49,30 @@ void write_speedups(std::ostream& out, const ModelSuite& suite,
   out << "\n\n";
 }
 
+// Each document's model energy under sequential and every other scenario's saving against it.
+void write_energy(std::ostream& out, const ModelSuite& suite,
+                  const std::vector<nlohmann::json>& documents) {
+  const std::vector<Scenario> shown(suite.scenarios.begin() + 1, suite.scenarios.end());
+  out << "| model | TP | phase | sequential model J |";
+  for (Scenario s : shown) out << " " << to_string(s) << " saved |";
+  out << "\n|---|---|---|---|";
+  for (std::size_t i = 0; i < shown.size(); ++i) out << "---|";
+  out << "\n";
+  for (const nlohmann::json& document : documents) {
+    out << "| " << document["model"].get<std::string>() << " | " << document["tp"] << " | "
+        << document["phase"].get<std::string>() << " | "
+        << fixed(entry_of(document, Scenario::Sequential)["model_energy_J"].get<double>(), 1)
+        << " |";
+    for (Scenario s : shown) {
+      out << " "
+          << fixed(100 * entry_of(document, s)["energy_saving_vs_sequential"].get<double>(), 1)
+          << "% |";
+    }
+    out << "\n";
+  }
+  out << "\n";
+}
+
 // Where a sequential layer's time goes, by kernel class, as shares of the layer.
 void write_breakdown(std::ostream& out, const std::vector<nlohmann::json>& documents) {
   out << "| model | TP | phase | layer us | gemm | attention | memory-bound | communication "
@@ -83,6 +107,9 @@ void write_summary(const std::string& path, const ModelSuite& suite, const std::
   write_speedups(out, suite, documents, LayerPhase::Inference);
   out << "## Where a sequential layer's time goes\n\n";
   write_breakdown(out, documents);
+  out << "## Energy (first-order estimate, docs/energy.md): the model's, all GPUs, and each "
+         "scenario's saving against sequential\n\n";
+  write_energy(out, suite, documents);
   if (!suite.left_out.empty()) {
     out << "## Left out\n\n";
     for (const auto& why : suite.left_out) out << "- " << why << "\n";
@@ -94,7 +121,8 @@ void write_csv(const std::string& path, const std::vector<nlohmann::json>& docum
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
   out << "model,tp,phase,batch,seq,layers,scenario,layer_time_ns,gemm_ns,attention_ns,"
-         "memory_bound_ns,communication_exposed_ns,model_time_ns,speedup_vs_sequential\n";
+         "memory_bound_ns,communication_exposed_ns,model_time_ns,speedup_vs_sequential,"
+         "model_energy_J,energy_saving_vs_sequential\n";
   for (const nlohmann::json& document : documents) {
     for (const auto& entry : document["scenarios"]) {
       out << document["model"].get<std::string>() << "," << document["tp"] << ","
@@ -106,7 +134,9 @@ void write_csv(const std::string& path, const std::vector<nlohmann::json>& docum
         out << "," << fixed(entry["breakdown_ns"][kind].get<double>(), 1);
       }
       out << "," << fixed(entry["model_time_ns"].get<double>(), 1) << ","
-          << fixed(entry["speedup_vs_sequential"].get<double>(), 6) << "\n";
+          << fixed(entry["speedup_vs_sequential"].get<double>(), 6) << ","
+          << fixed(entry["model_energy_J"].get<double>(), 6) << ","
+          << fixed(entry["energy_saving_vs_sequential"].get<double>(), 6) << "\n";
     }
   }
 }

@@ -331,3 +331,81 @@ TEST_CASE("compare says when it adds sequential to the scenarios named", "[cli][
   const auto help = run_output("compare --help", "compare-help.log");
   CHECK(help.text.find("sequential always runs too") != std::string::npos);
 }
+
+// On a switch compare names each scenario's reduce-scatter on a line of its own: ideal's names the
+// one it took and the times it chose between, not a bare "ideal direct direct_sm".
+TEST_CASE("compare names each scenario's reduce-scatter on a switch", "[cli][compare]") {
+  using t3::cli_testing::run_output;
+  const std::string json = std::string(T3SIM_TEST_BINARY_DIR) + "/compare-collectives.json";
+  const auto out = run_output(
+      "compare --system h100-8 --model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 "
+      "--scenarios sequential,t3,ideal,ideal-rs-nmc --json \"" +
+          json + "\"",
+      "compare-collectives.log");
+  REQUIRE(out.exit_code == 0);
+  std::ifstream file(json);
+  const nlohmann::json results = nlohmann::json::parse(file);
+  const nlohmann::json& choice = scenario(results, "ideal")["ideal_reduce_scatter"];
+  char times[160];
+  std::snprintf(times, sizeof times, "(ring %.1f us, direct_sm %.1f us, direct_dma_nmc %.1f us)",
+                choice["ring_ns"].get<double>() / 1e3, choice["direct_sm_ns"].get<double>() / 1e3,
+                choice["direct_dma_nmc_ns"].get<double>() / 1e3);
+  INFO(out.text);
+  CHECK(out.text.find("reduce-scatter on this switch, by scenario:\n") != std::string::npos);
+  CHECK(out.text.find("\nsequential    ring on the SMs\n") != std::string::npos);
+  CHECK(out.text.find("\nt3            direct, fused into the GEMM: its stores update each "
+                      "chunk's owner\n") != std::string::npos);
+  CHECK(out.text.find("\nideal         " + choice["used"].get<std::string>() +
+                      ", the fastest run alone " + times + "\n") != std::string::npos);
+  CHECK(out.text.find("\nideal-rs-nmc  direct on the DMA engines with near-memory updates\n") !=
+        std::string::npos);
+  CHECK(out.text.find("ideal direct direct") == std::string::npos);
+}
+
+// run prints the energy estimate as compare does, in total and by part (mJ).
+TEST_CASE("run prints its energy estimate", "[cli][run][energy]") {
+  using t3::cli_testing::run_output;
+  const std::string json = std::string(T3SIM_TEST_BINARY_DIR) + "/run-energy.json";
+  const auto out = run_output(
+      "run --model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 --scenario t3 --json \"" + json +
+          "\"",
+      "run-energy.log");
+  REQUIRE(out.exit_code == 0);
+  std::ifstream file(json);
+  const nlohmann::json energy = nlohmann::json::parse(file)["energy"];
+  double dram = 0, nmc = 0;
+  for (const auto& [part, joules] : energy["dram"].items()) dram += joules.get<double>();
+  for (const auto& [part, joules] : energy["nmc"].items()) nmc += joules.get<double>();
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "\n  energy         %.2f mJ: DRAM %.2f, NMC %.2f, links %.2f, SM %.2f, L2 %.2f\n",
+                energy["total"].get<double>() * 1e3, dram * 1e3, nmc * 1e3,
+                energy["link"].get<double>() * 1e3, energy["sm"].get<double>() * 1e3,
+                energy["l2"].get<double>() * 1e3);
+  INFO(out.text);
+  CHECK(energy["total"].get<double>() > 0);
+  CHECK(out.text.find(line) != std::string::npos);
+}
+
+// A sweep warns, as run and compare do, when a DRAM timing caps the HBM's peak, and once for the
+// sweep, not once per workload.
+TEST_CASE("sweep warns once when a DRAM timing caps the peak", "[cli][sweep][timing]") {
+  using t3::cli_testing::run_output;
+  const std::string dir = std::string(T3SIM_TEST_BINARY_DIR) + "/sweep-capped";
+  const std::string suite = dir + "-suite.json";
+  std::ofstream(suite) << R"({"models": ["mega-gpt-2"], "sublayers": ["op", "fc2"], "tp": [4],
+                             "tokens": [1024], "scenarios": ["sequential", "t3"]})";
+  const std::string emit =
+      "sweep --suite \"" + suite + "\" --out \"" + dir + "\" --emit-jobs \"" + dir + "-jobs.txt\"";
+  const std::string warning =
+      "warning: hbm.bank.timing.ccd_s caps the bank model's peak at 666.7 GB/s";
+  const auto capped = run_output(emit + " --set hbm.bank.timing.ccd_s=3", "sweep-capped.log");
+  REQUIRE(capped.exit_code == 0);
+  INFO(capped.text);
+  const std::size_t first = capped.text.find(warning);
+  CHECK(first != std::string::npos);
+  CHECK(capped.text.find(warning, first + 1) == std::string::npos);
+  const auto plain = run_output(emit, "sweep-plain.log");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.text.find("warning:") == std::string::npos);
+}

@@ -3,9 +3,11 @@
 // the DMA direct ones), ideal's speedup is at least t3's for every sublayer of T-NLG and
 // Mega-GPT-2 at TP 8 on every preset, but one: on mi300x-8's mesh T3's output projection stores
 // its partial sums straight into their owners over all seven links while its GEMM runs, faster
-// than any reduce-scatter run alone there, so no max(GEMM, reduce-scatter) bounds it (checked as
-// such below). 1024 tokens and 128-row tiles keep the runs short (about a minute of CPU in all);
-// each preset is a case of its own, so ctest runs them side by side.
+// than any reduce-scatter run alone there (they move the same bytes over the same links, but are
+// not link-bound: they pick up partial sums already in memory; docs/getting-started.md has the
+// numbers), so no max(GEMM, reduce-scatter) bounds it (checked as such below). 1024 tokens and
+// 128-row tiles keep the runs short (about a minute of CPU in all); each preset is a case of its
+// own, so ctest runs them side by side.
 #include <catch2/catch.hpp>
 
 #include <string>

@@ -155,6 +155,27 @@ TEST_CASE("a layer is its kernels one after another, the model is layers x the l
     CHECK(entry["speedup_vs_sequential"].get<double>() ==
           Approx(scenario_of(whole, "sequential")["layer_time_ns"].get<double>() / layer));
   }
+  // Energy: a layer's is its kernels', the model's layers x that; a one-GPU kernel counts once
+  // per GPU (each of the 4 runs its copy), so it is 4 x the same kernel's energy on a group of 1.
+  for (const std::string name : {"sequential", "t3", "ideal"}) {
+    INFO(name);
+    const auto& entry = scenario_of(whole, name);
+    double sum = 0;
+    for (const auto& kernel : whole["kernels"]) {
+      const auto& energy = kernel["energy_J"];
+      sum += energy.is_object() ? energy[name].get<double>() : energy.get<double>();
+    }
+    CHECK(sum > 0);
+    CHECK(entry["layer_energy_J"].get<double>() == Approx(sum).epsilon(1e-12));
+    CHECK(entry["model_energy_J"].get<double>() == Approx(24 * sum).epsilon(1e-12));
+    CHECK(scenario_of(documents[1], name)["model_energy_J"].get<double>() ==
+          Approx(3 * sum).epsilon(1e-12));
+    const double sequential_energy = scenario_of(whole, "sequential")["layer_energy_J"];
+    CHECK(entry["energy_saving_vs_sequential"].get<double>() ==
+          Approx((sequential_energy - sum) / sequential_energy));
+  }
+  // T3 moves less through DRAM than sequential: the layer costs less energy.
+  CHECK(scenario_of(whole, "t3")["energy_saving_vs_sequential"].get<double>() > 0);
   // T3 changes only the all-reduced kernels' time; exposed communication is theirs alone.
   const auto& sequential = scenario_of(whole, "sequential")["breakdown_ns"];
   const auto& t3 = scenario_of(whole, "t3")["breakdown_ns"];
@@ -180,6 +201,7 @@ TEST_CASE("an all-reduced kernel is its scenario's sublayer run, identical kerne
     CHECK(kernel["time_ns"]["sequential"] == runs[0]["time_ns"]);
     CHECK(kernel["time_ns"]["t3"] == runs[1]["time_ns"]);
     CHECK(kernel["exposed_comm_ns"]["t3"] == runs[1]["exposed_comm_ns"]);
+    CHECK(kernel["energy_J"]["t3"] == runs[1]["energy"]["total"]);
   }
   // 12 kernels; at TP 4 layer norms and GeLU move the same bytes (T x H = T x 4H/4) and so do
   // both residuals: layer norm, qkv, scores, softmax, context, residual, fc1 once each, op and fc2
@@ -238,6 +260,8 @@ TEST_CASE("the e2e summary has speedups per phase with geomean and max rows", "[
                            {"layer_time_ns", 1000.0 / speedup},
                            {"model_time_ns", 2000.0 / speedup},
                            {"speedup_vs_sequential", speedup},
+                           {"model_energy_J", 3.0 / speedup},
+                           {"energy_saving_vs_sequential", 1.0 - 1.0 / speedup},
                            {"breakdown_ns",
                             {{"gemm", 500.0 / speedup},
                              {"attention", 100.0},
@@ -265,10 +289,16 @@ TEST_CASE("the e2e summary has speedups per phase with geomean and max rows", "[
   CHECK_THAT(text.substr(text.find("## Inference")),
              Contains("| **geomean** | | | | | **1.300** |"));
   CHECK_THAT(text, Contains("- x at tp 3: why"));
+  // Energy: sequential's model energy and t3's saving (1 - 1 / 1.1 = 9.1%) per document.
+  const std::string energy = text.substr(text.find("## Energy"));
+  CHECK_THAT(energy, Contains("| model | TP | phase | sequential model J | t3 saved |"));
+  CHECK_THAT(energy, Contains("| a | 8 | training | 3.0 | 9.1% |"));
+  CHECK_THAT(energy, Contains("| a | 8 | inference | 3.0 | 23.1% |"));
   std::ifstream csv(dir + "/results.csv");
   std::string header, line;
   std::getline(csv, header);
   CHECK(header.rfind("model,tp,phase,", 0) == 0);
+  CHECK(header.find(",model_energy_J,energy_saving_vs_sequential") != std::string::npos);
   int rows = 0;
   while (std::getline(csv, line)) ++rows;
   CHECK(rows == 6);  // 3 documents x 2 scenarios
