@@ -437,31 +437,37 @@ std::string rotational_symmetry_refusal(const SystemConfig& config) {
     return "needs sim.mode = timing (functional data differs per GPU, so no GPU stands for "
            "another)";
   }
-  // Measured against every-GPU runs (docs/performance.md): behind a switch the collective phases
-  // came out up to 11% short, on a ring of 2 (whose link's two directions are one lane) up to
-  // 4%. Refused until that is understood, rather than reported wrong.
+  // Each refusal below was measured against every-GPU runs at TP 4 and 8 with the hashed DRAM map
+  // and the links' two virtual channels (docs/studies/symmetry, Where it is refused).
+  // Behind a switch the group's GPUs are not rotations of one another: on h100-8 even their
+  // GEMMs end apart, and one GPU ran T3 1.8% and the DMA reduce-scatter up to 30% short.
   if (config.topology.kind == TopologyKind::Switch) {
-    return "is not supported behind a switch (topology.kind = switch): it does not match an "
-           "every-GPU run there yet";
+    return "is not supported behind a switch (topology.kind = switch): there the group's GPUs do "
+           "not run as rotations of one another, and one GPU came out up to 30% short of the "
+           "every-GPU reduce-scatter (h100-8, T-NLG OP at TP 8); set sim.symmetry=none";
   }
   if (config.gpus < 3) {
     return "needs at least 3 GPUs (gpus = " + std::to_string(config.gpus) +
            "): on 2 it does not match an every-GPU run";
   }
-  // Measured (docs/performance.md): direct T3 on 8 fully-connected GPUs came out 6% short of the
-  // every-GPU run with the bank-level HBM (within 0.1% with hbm.model = simple).
+  // On a mesh the direct fused phase is exact with hbm.model = simple but 0.9% short with the
+  // bank-level HBM at TP 8 (Mega-GPT-2 OP, 2048 tokens), the one GPU ending before every GPU of
+  // the group.
   if (direct_collective(config)) {
     return "does not match an every-GPU run for direct collectives yet (workload.collective = "
-           "direct, the default on fully-connected and switch topologies; set "
-           "workload.collective=ring or sim.symmetry=none)";
+           "direct, the default on fully-connected and switch topologies: with the bank-level "
+           "HBM one GPU's fused phase ended 0.9% before the group's on 8 fully-connected GPUs); "
+           "set "
+           "workload.collective=ring or sim.symmetry=none";
   }
-  // Measured (docs/t3.md, Several rings): mega-gpt-2 FC-2 sequential on mi300x-8 with the ring
-  // collective came out 5% short of the every-GPU run with the SM collectives on four rings
-  // (within 0.02% on one ring).
+  // Several rings are short even on the bandwidth-pipe HBM (Mega-GPT-2 FC-2, 2048 tokens, TP 8:
+  // reduce-scatter 3.4%, all-gather 4.2%), and there the group's GPUs end each ring phase apart
+  // although each runs the same program rotated: the group itself is not symmetric.
   if (several_sm_rings(config)) {
     return "does not match an every-GPU run for SM ring collectives on several rings yet "
-           "(workload.sm_rings = auto, on a fully-connected topology; set workload.sm_rings=one "
-           "or sim.symmetry=none)";
+           "(workload.sm_rings = auto, on a fully-connected topology: one GPU came out up to 4.8% "
+           "short of the group's reduce-scatter at TP 8); set workload.sm_rings=one or "
+           "sim.symmetry=none";
   }
   return {};
 }

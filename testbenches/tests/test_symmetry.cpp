@@ -465,16 +465,27 @@ void check_refused(const std::string& args, const std::string& expected) {
 TEST_CASE("rotational symmetry is refused where no GPU stands for another", "[symmetry][cli]") {
   check_refused("--tp 4 --tokens 1024 --functional",
                 "sim.symmetry: rotational needs sim.mode = timing");
-  check_refused("--tp 8 --tokens 2048 --set topology.kind=switch",
-                "sim.symmetry: rotational is not supported behind a switch");
   check_refused("--tp 2 --tokens 1024", "sim.symmetry: rotational needs at least 3 GPUs");
+}
+
+// The refusals measured against every-GPU runs name what was measured, so that a user sees why.
+TEST_CASE("rotational symmetry is refused where it was measured short of the group",
+          "[symmetry][cli]") {
+  check_refused("--tp 8 --tokens 2048 --set topology.kind=switch",
+                "sim.symmetry: rotational is not supported behind a switch (topology.kind = "
+                "switch): there the group's GPUs do not run as rotations of one another");
+  check_refused("--tp 4 --tokens 2048 --system h100-8", "up to 30% short");
   check_refused("--tp 8 --tokens 2048 --set topology.kind=fully-connected",
                 "sim.symmetry: rotational does not match an every-GPU run for direct collectives");
+  check_refused("--tp 4 --tokens 2048 --set topology.kind=fully-connected",
+                "fused phase ended 0.9% before the group's");
   check_refused(
       "--tp 8 --tokens 2048 --set topology.kind=fully-connected "
       "--set workload.collective=ring",
       "sim.symmetry: rotational does not match an every-GPU run for SM ring collectives "
       "on several rings yet (workload.sm_rings = auto");
+  check_refused("--system mi300x-8 --tp 4 --tokens 2048 --set workload.collective=ring",
+                "up to 4.8% short of the group's reduce-scatter");
 }
 
 namespace {
