@@ -35,6 +35,16 @@ namespace t3 {
 
 class Sm;
 
+// GEMM workgroups of `gemm` an SM holds at once: sm.occupancy, or, when sm.gemm_stages is set,
+// as many as the shared memory holds (sm.max_inflight_bytes over gemm_stages stages of a tile_m x
+// tile_k A sub-tile and a tile_k x tile_n B sub-tile), at least 1 and at most sm.occupancy. A
+// kernel's shared memory bounds its blocks per SM this way (CUDA occupancy); CUTLASS's SM90
+// kernels size their stages to fill it (StageCountAutoCarveout).
+int gemm_residency(const SmConfig& sm, const GemmKernel& gemm);
+// Slots of an SM's sm.occupancy each GEMM workgroup takes, so that at most gemm_residency of
+// them run on one SM: ceil(occupancy / residency).
+int gemm_slots(const SmConfig& sm, const GemmKernel& gemm);
+
 // One workgroup handed to an SM.
 struct DispatchRecord {
   std::uint64_t launch;  // launch sequence number (0 for the first doorbell accepted)
@@ -132,7 +142,8 @@ class Dispatcher : public RegisterBlock {
     std::int64_t next = 0;            // index in `order` of the next workgroup to dispatch
     std::int64_t completed = 0;
     bool fault = false;
-    int first_sm = 0;  // ties between SMs go round-robin from here
+    int first_sm = 0;      // ties between SMs go round-robin from here
+    int slots_per_wg = 1;  // SM slots each workgroup takes (gemm_slots for a GEMM)
     std::int64_t total() const { return static_cast<std::int64_t>(order.size()); }
   };
   // One hardware queue: its control registers and the launch it holds.
