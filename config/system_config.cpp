@@ -255,6 +255,13 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"ns", "kernel launch: doorbell to first workgroup dispatch", 0, 1e9});
   v.visit("sm.dispatch_ns", s.dispatch_ns,
           {"ns", "dispatcher time per workgroup handed to an SM", 0, 1e6});
+  v.visit("sm.gemm_stages", s.gemm_stages,
+          {"",
+           "K-steps of A and B sub-tiles a GEMM workgroup keeps in shared memory (pipeline "
+           "stages); an SM holds min(sm.occupancy, max(1, sm.max_inflight_bytes / (stages x "
+           "(tile_m + tile_n) x tile_k x element bytes))) GEMM workgroups at once, each taking "
+           "sm.occupancy / that many slots; 0: only sm.occupancy bounds them",
+           0, 64});
 
   auto& l2 = c.l2;
   v.visit("l2.size_bytes", l2.size_bytes, {"byte", "L2 capacity per GPU", 1024, kMaxU64});
@@ -280,6 +287,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"element", "columns of the output tile a workgroup owns", 1, 65536});
   v.visit("gemm.tile_k", c.gemm.tile_k,
           {"element", "K step a workgroup reads and multiplies at a time", 1, 65536});
+  visit_enum(v, "gemm.raster", c.gemm.raster, std::array{"row-major", "cutlass"},
+             "order a plain GEMM's workgroups are dispatched in: row-major over the tile grid, or "
+             "cutlass (CUTLASS's SM90 persistent tile scheduler heuristic: along M, i.e. "
+             "column-major, when the grid has more tile columns than tile rows, else row-major); "
+             "T3's fused GEMM keeps its chunk-staggered order");
   v.visit("tracker.entries", c.tracker.entries,
           {"", "output tiles the tracker counts at once; a full table back-pressures", 1, 1 << 20});
   v.visit("dma.outstanding_bytes", c.dma.outstanding_bytes,

@@ -183,6 +183,10 @@ struct SmConfig {
   double issue_bytes_per_clock = 64;  // load data and store data an SM moves per clock, each
   double launch_latency_ns = 2000.0;  // doorbell to first workgroup
   double dispatch_ns = 5.0;           // per workgroup, dispatcher to SM
+  // K-steps of A and B sub-tiles a GEMM workgroup holds in shared memory (its pipeline stages);
+  // with max_inflight_bytes as the shared memory they bound the GEMM workgroups an SM holds at
+  // once (gemm_residency). 0: no bound beyond occupancy.
+  std::int64_t gemm_stages = 0;
 };
 
 struct L2Config {
@@ -197,10 +201,16 @@ struct L2Config {
   double hit_latency_ns = 120.0;
 };
 
+// The order a plain GEMM's workgroups are dispatched in: row-major over the tile grid, or as
+// CUTLASS's persistent SM90 tile scheduler rasterises it (along M when the grid has more tile
+// columns than tile rows, along N otherwise; workloads/gemm_plan.h).
+enum class GemmRaster { RowMajor, Cutlass };
+
 struct GemmConfig {
   std::int64_t tile_m = 256;
   std::int64_t tile_n = 128;
   std::int64_t tile_k = 64;
+  GemmRaster raster = GemmRaster::RowMajor;
 };
 
 struct TrackerConfig {

@@ -14,6 +14,12 @@ std::uint64_t mmio_block(const SystemConfig& config, int gpu, std::uint64_t bloc
          static_cast<std::uint64_t>(gpu) * config.address_map.mmio_stride + block_offset;
 }
 
+WgOrder raster_order(const GemmConfig& tiles, const GemmShape& shape) {
+  if (tiles.raster != GemmRaster::Cutlass) return WgOrder::RowMajor;
+  const TiledLayout layout(shape.m, shape.n, tiles.tile_m, tiles.tile_n);
+  return layout.grid_cols() > layout.grid_rows() ? WgOrder::ColumnMajor : WgOrder::RowMajor;
+}
+
 std::vector<OutputChunk> chunk_outputs(std::uint64_t c, const GemmShape& shape,
                                        const GemmConfig& tiles, std::int64_t chunks,
                                        ElementType out_element, OutputOp op, std::uint32_t flags) {
@@ -38,6 +44,7 @@ GroupGemmPlan plan_group_gemm(const SystemConfig& config, const GemmShape& shape
         plan_buffers(hbm_base(config, g), shape, bytes_of(element, 1), bytes_of(out_element, 1));
     gpu.launch.shape = shape;
     gpu.launch.tiles = config.gemm;
+    gpu.launch.order = raster_order(config.gemm, shape);
     gpu.launch.element = element;
     gpu.launch.out_element = out_element;
     gpu.launch.dispatcher = mmio_block(config, g, mmio_map::kDispatcher);

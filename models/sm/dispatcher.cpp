@@ -25,6 +25,23 @@ std::uint32_t collective_reset(std::uint64_t offset) {
 
 }  // namespace
 
+int gemm_residency(const SmConfig& sm, const GemmKernel& gemm) {
+  const auto occupancy = static_cast<int>(sm.occupancy);
+  if (sm.gemm_stages <= 0) return occupancy;
+  // The A (tile_m x tile_k) and B (tile_k x tile_n) sub-tiles of every stage.
+  const std::uint64_t stage_bytes = static_cast<std::uint64_t>(gemm.tile_m + gemm.tile_n) *
+                                    static_cast<std::uint64_t>(gemm.tile_k) *
+                                    element_bytes(gemm.element);
+  const std::uint64_t footprint = static_cast<std::uint64_t>(sm.gemm_stages) * stage_bytes;
+  const std::uint64_t fit = static_cast<std::uint64_t>(sm.max_inflight_bytes) / footprint;
+  return static_cast<int>(std::clamp<std::uint64_t>(fit, 1, static_cast<std::uint64_t>(occupancy)));
+}
+
+int gemm_slots(const SmConfig& sm, const GemmKernel& gemm) {
+  const int resident = gemm_residency(sm, gemm);
+  return (static_cast<int>(sm.occupancy) + resident - 1) / resident;
+}
+
 Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, const AddressMap& map,
                        int gpu, sc_core::sc_time mmio_latency)
     : RegisterBlock(name, mmio_latency),
@@ -575,6 +592,7 @@ void Dispatcher::begin_launch(int q) {
   launches_[launch.record].start = sc_core::sc_time_stamp();
   const Kernel& kernel = *launch.kernel;
   launch.first_sm = kernel.sm_first;
+  if (kernel.kind == kGemm) launch.slots_per_wg = gemm_slots(config_, kernel.gemm);
   if (kernel.kind == kCollective || kernel.kind == kStream) {
     for (std::int64_t w = 0; w < kernel.workgroups(); ++w) launch.order.push_back(w);
   } else {
@@ -589,10 +607,10 @@ void Dispatcher::take_completions() {
     while (done[s]->num_available() > 0) {
       const WgDone finished = done[s]->read();
       finish_record(finished.launch, finished.tile);
-      ++free_slots_[to_size(s)];
       for (Queue& queue : queues_) {
         if (!queue.launch || queue.launch->kernel->launch != finished.launch) continue;
         Launch& launch = *queue.launch;
+        free_slots_[to_size(s)] += launch.slots_per_wg;
         ++launch.completed;
         ++queue.completed_wgs;
         if (finished.fault && !launch.fault) {
@@ -632,7 +650,7 @@ int Dispatcher::pick_sm(const Launch& launch) const {
   for (int i = 0; i < sms; ++i) {
     const int s = first + (launch.first_sm - first + i) % sms;
     const int free = free_slots_[to_size(s)];
-    if (free > 0 && (pick < 0 || free > free_slots_[to_size(pick)])) pick = s;
+    if (free >= launch.slots_per_wg && (pick < 0 || free > free_slots_[to_size(pick)])) pick = s;
   }
   return pick;
 }
@@ -648,7 +666,7 @@ void Dispatcher::dispatch(int q, int sm) {
   dispatched_any_ = true;
   running_records_[{launch.kernel->launch, tile}] = dispatched_.size();
   dispatched_.push_back({launch.kernel->launch, tile, sm, last_dispatch_, {}});
-  --free_slots_[to_size(sm)];
+  free_slots_[to_size(sm)] -= launch.slots_per_wg;
   ++queue.dispatched_wgs;
   ++launch.next;
   const int first = launch.kernel->sm_first;

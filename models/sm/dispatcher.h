@@ -3,8 +3,8 @@
 // workgroup per channel, channel order) or a memory-streaming kernel (STREAM_WORKGROUPS
 // workgroups, in order), and dispatcher::kQueues hardware queues. A doorbell of
 // queue q validates the descriptor; a valid launch, after sm.launch_latency_ns, hands its
-// workgroups in wg_order(...) to free SM slots (sm.count SMs x sm.occupancy), sm.dispatch_ns
-// apart, wave after wave as slots free up. Launches on different queues run at once and share the
+// workgroups in wg_order(...) to free SM slots (sm.count SMs x sm.occupancy; a GEMM workgroup
+// takes gemm_slots of them), sm.dispatch_ns apart, wave after wave as slots free up. Launches on different queues run at once and share the
 // slots: a free slot takes the next workgroup of the running launch of highest queue PRIORITY
 // (ties: the lower queue) among the launches whose SM range (SM_FIRST, SM_COUNT) holds a free
 // slot, so a launch confined to busy SMs does not hold back one whose SMs are free. Completion or
@@ -34,6 +34,16 @@
 namespace t3 {
 
 class Sm;
+
+// GEMM workgroups of `gemm` an SM holds at once: sm.occupancy, or, when sm.gemm_stages is set,
+// as many as the shared memory holds (sm.max_inflight_bytes over gemm_stages stages of a tile_m x
+// tile_k A sub-tile and a tile_k x tile_n B sub-tile), at least 1 and at most sm.occupancy. A
+// kernel's shared memory bounds its blocks per SM this way (CUDA occupancy); CUTLASS's SM90
+// kernels size their stages to fill it (StageCountAutoCarveout).
+int gemm_residency(const SmConfig& sm, const GemmKernel& gemm);
+// Slots of an SM's sm.occupancy each GEMM workgroup takes, so that at most gemm_residency of
+// them run on one SM: ceil(occupancy / residency).
+int gemm_slots(const SmConfig& sm, const GemmKernel& gemm);
 
 // One workgroup handed to an SM.
 struct DispatchRecord {
@@ -132,7 +142,8 @@ class Dispatcher : public RegisterBlock {
     std::int64_t next = 0;            // index in `order` of the next workgroup to dispatch
     std::int64_t completed = 0;
     bool fault = false;
-    int first_sm = 0;  // ties between SMs go round-robin from here
+    int first_sm = 0;      // ties between SMs go round-robin from here
+    int slots_per_wg = 1;  // SM slots each workgroup takes (gemm_slots for a GEMM)
     std::int64_t total() const { return static_cast<std::int64_t>(order.size()); }
   };
   // One hardware queue: its control registers and the launch it holds.

@@ -96,6 +96,40 @@ TEST_CASE("a memory-bound GEMM streams DRAM near the configured bandwidth") {
   CHECK(read_GBps <= config.hbm.bandwidth_GBps * 1.001);
 }
 
+TEST_CASE("GEMM raster: row-major, or CUTLASS's rule (along M when more tile columns)") {
+  GemmConfig tiles;                             // 256 x 128
+  const GemmShape wide{8192, 20480, 2560};      // 32 tile rows, 160 tile columns
+  const GemmShape narrow{8192, 3072, 1536};     // 32 tile rows, 24 tile columns
+  const GemmShape square{8192, 4096, 1024};     // 32 x 32
+  const GemmShape ragged{8192, 4000, 1024};     // 32 x 31.25: 32 columns, not more than the rows
+  const GemmShape ragged_wide{8192, 4100, 64};  // 32 x 32.03: 33 columns
+  for (const GemmShape& shape : {wide, narrow, square}) {
+    CHECK(raster_order(tiles, shape) == WgOrder::RowMajor);  // the default raster
+  }
+  tiles.raster = GemmRaster::Cutlass;
+  CHECK(raster_order(tiles, wide) == WgOrder::ColumnMajor);
+  CHECK(raster_order(tiles, narrow) == WgOrder::RowMajor);
+  CHECK(raster_order(tiles, square) == WgOrder::RowMajor);  // ties go along N
+  CHECK(raster_order(tiles, ragged) == WgOrder::RowMajor);
+  CHECK(raster_order(tiles, ragged_wide) == WgOrder::ColumnMajor);
+  tiles.tile_m = 128, tiles.tile_n = 256;  // 64 tile rows, 80 and 12 tile columns
+  CHECK(raster_order(tiles, wide) == WgOrder::ColumnMajor);
+  CHECK(raster_order(tiles, narrow) == WgOrder::RowMajor);
+
+  // The plain GEMM's launches take it.
+  SystemConfig config = small_system(2);
+  apply_override(config, "gemm.raster=cutlass");
+  const GemmShape shape{64, 512, 16};
+  REQUIRE(raster_order(config.gemm, shape) == WgOrder::ColumnMajor);
+  for (const GpuGemm& gpu : plan_group_gemm(config, shape).gpus) {
+    CHECK(gpu.launch.order == WgOrder::ColumnMajor);
+  }
+  apply_override(config, "gemm.raster=row-major");
+  for (const GpuGemm& gpu : plan_group_gemm(config, shape).gpus) {
+    CHECK(gpu.launch.order == WgOrder::RowMajor);
+  }
+}
+
 TEST_CASE("chunk-staggered order starts each GPU at chunk (g + offset) mod N") {
   // One design per process: N = 4 GPUs and N = 4 chunks here; N = 2 and 8 at block level
   // (test_sm) and in the workload tests.

@@ -577,6 +577,102 @@ TEST_CASE("SM GEMM compute-bound run takes the first-principles time, the same i
   }
 }
 
+TEST_CASE("GEMM residency: shared memory over the stages' A and B sub-tiles, within occupancy",
+          "[sm][dispatch]") {
+  // h100-8's figures: 228 KiB of shared memory, 256 x 128 tiles, K-steps of 64, fp16. A stage
+  // holds (256 + 128) x 64 x 2 B = 48 KiB.
+  SmConfig sm;
+  sm.occupancy = 2;
+  sm.max_inflight_bytes = 233472;
+  GemmKernel gemm;
+  gemm.tile_m = 256, gemm.tile_n = 128, gemm.tile_k = 64;
+  gemm.element = ElementType::Fp16;
+  sm.gemm_stages = 0;  // no bound: occupancy
+  CHECK(gemm_residency(sm, gemm) == 2);
+  CHECK(gemm_slots(sm, gemm) == 1);
+  sm.gemm_stages = 4;  // 192 KiB: one fits
+  CHECK(gemm_residency(sm, gemm) == 1);
+  CHECK(gemm_slots(sm, gemm) == 2);
+  sm.gemm_stages = 2;  // 96 KiB: two fit
+  CHECK(gemm_residency(sm, gemm) == 2);
+  CHECK(gemm_slots(sm, gemm) == 1);
+  gemm.element = ElementType::Fp32;  // 192 KiB at 4 B an element: one fits
+  CHECK(gemm_residency(sm, gemm) == 1);
+  gemm.element = ElementType::Fp16;
+  sm.max_inflight_bytes = 1024;  // not even one stage fits: still one (the launch runs)
+  CHECK(gemm_residency(sm, gemm) == 1);
+  sm.max_inflight_bytes = 233472;
+  sm.occupancy = 4;  // two fit, of four slots: each takes two
+  CHECK(gemm_residency(sm, gemm) == 2);
+  CHECK(gemm_slots(sm, gemm) == 2);
+  sm.occupancy = 3;  // two fit, of three slots: each takes two, so one runs at a time
+  CHECK(gemm_slots(sm, gemm) == 2);
+  sm.gemm_stages = 1;  // 48 KiB: four fit, capped at the three slots
+  CHECK(gemm_residency(sm, gemm) == 3);
+}
+
+TEST_CASE("SM GEMM with one resident workgroup per SM: never two at once, same compute time",
+          "[sm][gemm][timing]") {
+  // Two benches of 4 SMs x 2 slots, memory far faster than the math. In `bounded` a workgroup's
+  // two stages of 64 x 32 + 32 x 64 fp16 (16 KiB) leave no room for a second in 24 KiB of shared
+  // memory; `unbounded` has none, so two share each SM's pipe.
+  Setup setup = small_setup(SimMode::Timing);
+  setup.sm.request_bytes = 16384;
+  setup.sm.launch_latency_ns = 2000;
+  setup.hbm.channels = 32;
+  setup.hbm.bandwidth_GBps = 100000;
+  setup.hbm.latency_ns = 20;
+  setup.sm.max_inflight_bytes = 24576;
+  Setup bounded_setup = setup;
+  bounded_setup.sm.gemm_stages = 2;
+  Bench bounded("bounded", bounded_setup);
+  Bench unbounded("unbounded", setup);
+
+  const std::int64_t m = 512, n = 256, k = 1024, tm = 64, tn = 64, tk = 32;
+  const std::int64_t tiles = (m / tm) * (n / tn);
+  for (Bench* bench : {&bounded, &unbounded}) {
+    Launch l{};
+    l.m = m, l.n = n, l.k = k, l.tile_m = tm, l.tile_n = tn, l.tile_k = tk;
+    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
+    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
+    l.outs = {{bench->hbm(32 << 20)}};
+    Program program;
+    append_launch(program, bench->dispatcher_base(), l);
+    bench->host.load(program);
+  }
+  sc_core::sc_start();
+  REQUIRE(bounded.host.error() == "");
+  REQUIRE(unbounded.host.error() == "");
+
+  // Most workgroups one SM ran at once.
+  const auto most_at_once = [](const Bench& bench) {
+    int most = 0;
+    for (const auto& a : bench.dispatcher.dispatched()) {
+      int at_once = 0;
+      for (const auto& b : bench.dispatcher.dispatched()) {
+        if (b.sm == a.sm && b.time <= a.time && a.time < b.end) ++at_once;
+      }
+      most = std::max(most, at_once);
+    }
+    return most;
+  };
+  CHECK(bounded.dispatcher.dispatched().size() == static_cast<std::size_t>(tiles));
+  CHECK(most_at_once(bounded) == 1);
+  CHECK(most_at_once(unbounded) == 2);
+  // Compute-bound either way: each SM's pipe does its share of the tiles one after another.
+  const double rate = setup.sm.flops_per_clock * setup.sm.clock_GHz * 1e9 * setup.sm.efficiency;
+  const double tile_s = 2.0 * tm * tn * k / rate;
+  const double expected_ns =
+      setup.sm.launch_latency_ns + static_cast<double>(tiles / setup.sm.count) * tile_s * 1e9;
+  for (const Bench* bench : {&bounded, &unbounded}) {
+    const LaunchRecord& run = bench->dispatcher.launches().at(0);
+    const double measured_ns = (run.end - run.doorbell).to_seconds() * 1e9;
+    INFO(bench->name() << ": expected " << expected_ns << " ns, measured " << measured_ns);
+    CHECK(measured_ns == Approx(expected_ns).epsilon(0.05));
+    CHECK(measured_ns >= expected_ns);
+  }
+}
+
 TEST_CASE("SM keeps requests in flight up to its capacity, at its port's rate", "[sm][timing]") {
   // Memory far faster than the SM's port and the math negligible: a GEMM is bound by how the SMs
   // issue. With room for one request at a time every request pays a memory round trip; with room

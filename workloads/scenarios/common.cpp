@@ -152,6 +152,7 @@ GemmLaunch row_band(const GemmLaunch& whole, const GemmShape& band, std::int64_t
                     std::uint64_t output, const std::string& label) {
   GemmLaunch launch = whole;
   launch.shape = band;
+  launch.order = raster_order(whole.tiles, band);  // a kernel of its own: rasterised as one
   launch.a = whole.a + static_cast<std::uint64_t>(index) * bytes_of(whole.element, band.m * band.k);
   launch.outputs = chunk_outputs(output, band, whole.tiles, 1, whole.out_element);
   launch.label = label;
