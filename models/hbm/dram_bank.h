@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -164,23 +163,27 @@ struct DramTiming {
 // go back to its entry's arrival), so the bus keeps the latest bookings and finds the first gap.
 class RowCommandBus {
  public:
+  RowCommandBus() { busy_.reserve(kKept + 1); }
   // The earliest start at or after `at` of a free stretch of `length`, which it books.
   std::uint64_t book(std::uint64_t at, std::uint64_t length) {
-    auto next = busy_.upper_bound(at);
-    if (next != busy_.begin() && std::prev(next)->second > at) at = std::prev(next)->second;
-    for (; next != busy_.end() && next->first < at + length; ++next) {
-      at = std::max(at, next->second);
-    }
-    busy_.emplace(at, at + length);
+    auto next = std::upper_bound(busy_.begin(), busy_.end(), at,
+                                 [](std::uint64_t t, const Booking& b) { return t < b.start; });
+    if (next != busy_.begin() && std::prev(next)->end > at) at = std::prev(next)->end;
+    for (; next != busy_.end() && next->start < at + length; ++next) at = std::max(at, next->end);
+    busy_.insert(next, {at, at + length});
     if (busy_.size() > kKept) busy_.erase(busy_.begin());
     return at;
   }
 
  private:
+  struct Booking {
+    std::uint64_t start, end;
+  };
   // Bookings kept: older ones lie far behind every timer's next command (each timer's ACTs rise
-  // by tRRD), so forgetting them frees nothing a command could still take.
+  // by tRRD), so forgetting them frees nothing a command could still take. A sorted array this
+  // small is cheaper than a tree: no allocation per command.
   static constexpr std::size_t kKept = 64;
-  std::map<std::uint64_t, std::uint64_t> busy_;  // start -> end, disjoint
+  std::vector<Booking> busy_;  // by start, disjoint
 };
 
 // One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is
@@ -233,6 +236,8 @@ class PseudoChannelTimer {
         group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_;
     return std::max({at, b.act_ready, rrd, faw_ready_[oldest_act_]});
   }
+  // tRRD_L: an activation issued this much before another's earliest leaves that one where it was.
+  std::uint64_t activate_spacing() const { return t_.rrd_l; }
   // Serves one entry decided at `now` that arrived at `arrival`; an update is the placement's to
   // time, alu the time of its add.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,

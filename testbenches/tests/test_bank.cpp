@@ -277,6 +277,17 @@ TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]")
   CHECK(report["row_misses"] == 4);
 }
 
+TEST_CASE("Bank row-command bus: a command takes the first free stretch from its time",
+          "[bank][timing]") {
+  RowCommandBus bus;
+  CHECK(bus.book(10, 2) == 10);  // an ACT: [10, 12)
+  CHECK(bus.book(11, 1) == 12);  // a PRE meeting it goes after it: [12, 13)
+  CHECK(bus.book(5, 2) == 5);    // earlier and free: [5, 7)
+  CHECK(bus.book(6, 2) == 7);    // [7, 9)
+  CHECK(bus.book(8, 2) == 13);   // [9, 10) is one clock, too short for an ACT
+  CHECK(bus.book(9, 1) == 9);    // but takes a PRE
+}
+
 TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
   const HbmConfig config = one_pseudo_channel();
   const DramTimingNs t = dram_timing_ns(config);

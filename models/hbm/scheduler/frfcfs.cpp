@@ -1,5 +1,6 @@
 #include "models/hbm/scheduler/frfcfs.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace t3 {
@@ -11,12 +12,16 @@ std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admis
   // later can be chosen over it.
   constexpr std::size_t kNone = ~std::size_t{0};
   std::size_t oldest[2] = {kNone, kNone}, hit[2] = {kNone, kNone}, held_hit[2] = {kNone, kNone};
-  // The admitted miss whose bank could activate first (the oldest of a tie), and when.
+  // The admitted miss to serve if no row hit is: the oldest, unless a younger one could activate
+  // at least tRRD_L before every older miss could (then the youngest such ahead of the rest). It
+  // fills the older ones' wait for their banks and moves none of their activations, so no miss
+  // starves. `earliest` is the earliest activation of the misses scanned so far.
+  const PseudoChannelTimer* const banks = banks_;
   std::size_t ready[2] = {kNone, kNone};
   constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
-  std::uint64_t ready_at[2] = {kNever, kNever};
+  std::uint64_t earliest[2] = {kNever, kNever};
+  const std::uint64_t spacing = banks != nullptr ? banks->activate_spacing() : 0;
   const bool held_hits = allowed.held_row_hits;
-  const PseudoChannelTimer* const banks = banks_;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueueEntry& entry = queue[i];
     const int w = entry.write ? 1 : 0;
@@ -25,13 +30,11 @@ std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admis
       if (entry.row_hit) {
         if (hit[w] == kNone) hit[w] = i;
         if (w == wanted) break;
-      } else if (banks != nullptr) {
+      } else if (banks != nullptr && !entry.watched) {
         const std::uint64_t at = banks->activate_ready(
             entry.span, static_cast<std::uint64_t>(entry.request.arrival.value()));
-        if (at < ready_at[w]) {
-          ready_at[w] = at;
-          ready[w] = i;
-        }
+        if (earliest[w] == kNever || at + spacing <= earliest[w]) ready[w] = i;
+        earliest[w] = std::min(earliest[w], at);
       }
     } else if (held_hits && held_hit[w] == kNone && entry.row_hit) {
       held_hit[w] = i;
