@@ -225,11 +225,14 @@ DramTiming::DramTiming(const HbmConfig& config, double units_per_ns) {
   refi = u(t.refi);
   rfc = u(t.rfc);
   burst = u(t.burst);
+  act_command = u(2 * t.tck);
+  pre_command = u(t.tck);
 }
 
 PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
-                                       std::uint64_t refresh_phase)
+                                       std::uint64_t refresh_phase, RowCommandBus* row_bus)
     : t_(timing),
+      row_bus_(row_bus),
       bank_groups_(static_cast<int>(config.bank.bank_groups)),
       banks_per_group_(static_cast<int>(config.bank.banks_per_group)),
       refresh_(timing.refi, timing.rp, timing.rfc, refresh_phase),
@@ -268,11 +271,16 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
                                                                 std::uint64_t earliest,
                                                                 DramService& service) {
   std::uint64_t at = earliest;
-  if (b.open_row >= 0) at = std::max(earliest, b.pre_ready) + t_.rp;  // PRE, then tRP
+  if (b.open_row >= 0) {  // PRE, then tRP
+    std::uint64_t precharge = std::max(earliest, b.pre_ready);
+    if (row_bus_ != nullptr) precharge = row_bus_->book(precharge, t_.pre_command);
+    at = precharge + t_.rp;
+  }
   at = std::max(at, b.act_ready);
   at = std::max(at, group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_);
   // faw_ready_[oldest_act_] is tFAW after the fourth ACT back (0 until four have issued).
   at = std::max(at, faw_ready_[oldest_act_]);
+  if (row_bus_ != nullptr) at = row_bus_->book(at, t_.act_command);  // later meets all the above
   faw_ready_[oldest_act_] = at + t_.faw;
   oldest_act_ = (oldest_act_ + 1) & 3;
   act_same_group_ready_ = at + t_.rrd_l;

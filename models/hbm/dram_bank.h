@@ -149,7 +149,41 @@ struct DramService {
 struct DramTiming {
   std::uint64_t cl, cwl, rcd_rd, rcd_wr, rp, ras, rc, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s, wtr_l,
       rtw_gap, wr, rtp, refi, rfc, burst;
+  // Row-command bus time of an ACT and of a PRE: two clocks and one (JESD235 HBM2: an ACT is a
+  // two-cycle row command; DRAMSys's MemSpecHBM2 gives it commandLengthInCycles 2, the others 1).
+  std::uint64_t act_command, pre_command;
   DramTiming(const HbmConfig& config, double units_per_ns);
+};
+
+// The row-command bus the pseudo-channels of one channel share (JESD235: a channel's pseudo-
+// channels share its row and column command buses; DRAMSys's CheckerHBM2 holds every row command
+// to the channel's nextCommandOnRasBus). Random traffic needs a PRE and an ACT per access, three
+// clocks of this bus, so two pseudo-channels of row misses meet it before tFAW. Bookings are
+// intervals in time-resolution units: timers book in nearly, not strictly, rising time (an ACT may
+// go back to its entry's arrival), so the bus keeps the latest bookings and finds the first gap.
+class RowCommandBus {
+ public:
+  RowCommandBus() { busy_.reserve(kKept + 1); }
+  // The earliest start at or after `at` of a free stretch of `length`, which it books.
+  std::uint64_t book(std::uint64_t at, std::uint64_t length) {
+    auto next = std::upper_bound(busy_.begin(), busy_.end(), at,
+                                 [](std::uint64_t t, const Booking& b) { return t < b.start; });
+    if (next != busy_.begin() && std::prev(next)->end > at) at = std::prev(next)->end;
+    for (; next != busy_.end() && next->start < at + length; ++next) at = std::max(at, next->end);
+    busy_.insert(next, {at, at + length});
+    if (busy_.size() > kKept) busy_.erase(busy_.begin());
+    return at;
+  }
+
+ private:
+  struct Booking {
+    std::uint64_t start, end;
+  };
+  // Bookings kept: older ones lie far behind every timer's next command (each timer's ACTs rise
+  // by tRRD), so forgetting them frees nothing a command could still take. A sorted array this
+  // small is cheaper than a tree: no allocation per command.
+  static constexpr std::size_t kKept = 64;
+  std::vector<Booking> busy_;  // by start, disjoint
 };
 
 // One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is
@@ -163,8 +197,9 @@ class PseudoChannelTimer {
   enum class Kind { Read, Write, Update };
   // `timing` must outlive the timer; config.nmc.placement says how it times updates. Throws
   // ConfigError for hbm.bank.bank_groups outside 1..kMaxBankGroups.
-  PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
-                     std::uint64_t refresh_phase);
+  // `row_bus`, if given, is shared with the channel's other pseudo-channels and must outlive it.
+  PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing, std::uint64_t refresh_phase,
+                     RowCommandBus* row_bus = nullptr);
 
   // The banks `where` touches.
   DramRowSpan span(const DramLocation& where) const {
@@ -187,6 +222,22 @@ class PseudoChannelTimer {
     }
     return true;
   }
+  // The earliest the first bank of `span` could activate its row for an entry that arrived at
+  // `arrival`, were that entry served next: open_row()'s arithmetic without its effects (a
+  // precharge after tRAS, tRTP or tWR and then tRP if the bank holds another row; tRC, tRRD,
+  // tFAW). FR-FCFS's look-ahead serves the row miss whose bank is ready first, so a miss to a
+  // busy bank does not hold up one to an idle bank. Inline: asked per queued miss in a scan.
+  std::uint64_t activate_ready(const DramRowSpan& span, std::uint64_t arrival) const {
+    const int group = span.first_group;
+    const Bank& b = bank(group, span.bank);
+    std::uint64_t at = arrival;
+    if (b.open_row >= 0) at = std::max(arrival, b.pre_ready) + t_.rp;
+    const std::uint64_t rrd =
+        group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_;
+    return std::max({at, b.act_ready, rrd, faw_ready_[oldest_act_]});
+  }
+  // tRRD_L: an activation issued this much before another's earliest leaves that one where it was.
+  std::uint64_t activate_spacing() const { return t_.rrd_l; }
   // Serves one entry decided at `now` that arrived at `arrival`; an update is the placement's to
   // time, alu the time of its add.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,
@@ -247,6 +298,7 @@ class PseudoChannelTimer {
   }
 
   const DramTiming& t_;
+  RowCommandBus* row_bus_;  // nullptr: row commands meet no other pseudo-channel's
   int bank_groups_;
   int banks_per_group_;
   std::vector<Bank> banks_;

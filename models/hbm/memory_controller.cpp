@@ -68,6 +68,7 @@ struct MemoryController::Impl {
         calendar(static_cast<std::size_t>(config.channels * per_channel)) {
     const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
     if (banked) dram_timing.emplace(config, units_per_ns);
+    if (banked) row_buses.resize(to_size(config.channels));
     const auto count = static_cast<int>(config.channels) * per_channel;
     queues.reserve(to_size(count));
     for (int q = 0; q < count; ++q) {
@@ -77,7 +78,9 @@ struct MemoryController::Impl {
       queue.admits_everything = queue.policy->admits_everything();
       if (banked) {
         queue.scheduler = make_bank_scheduler(config);
-        queue.bank = std::make_unique<BankTiming>(config, *dram_timing);
+        queue.bank = std::make_unique<BankTiming>(config, *dram_timing,
+                                                  &row_buses[to_size(q / per_channel)]);
+        queue.scheduler->look_at(&queue.bank->banks());
       }
     }
     if (mode == SimMode::Functional) store.emplace();
@@ -274,6 +277,7 @@ struct MemoryController::Impl {
   TransactionPool pool;
   PipeTiming pipe;                        // simple model
   std::optional<DramTiming> dram_timing;  // bank model, shared by the queues' timing
+  std::vector<RowCommandBus> row_buses;   // bank model: per channel, its pseudo-channels'
   QueueOccupancy occupancy;               // of every queue (declared before `queues`)
   ServiceStatistics statistics;
   ServiceCalendar calendar;

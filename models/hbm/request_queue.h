@@ -36,6 +36,9 @@ struct QueueEntry {
   // Bank model: its row is open in every bank it touches. Kept up to date as rows open and close,
   // so a scheduler reads a flag per entry instead of the banks' state.
   bool row_hit = false;
+  // Shown to the watchers before service (HbmTransaction::watched): one that refuses it idles the
+  // queue, so FR-FCFS's look-ahead passes no older entry for it (the tracker admits in order).
+  bool watched = false;
 };
 
 // A queue in one buffer used as a ring, its capacity a power of two grown by doubling: pushing,

@@ -35,8 +35,8 @@ PipeTiming::PipeTiming(const HbmConfig& config)
 // Every pseudo-channel refreshes at the same instants (refresh phase 0): an access spans many of
 // them (a 16 KiB request touches 64), so staggered refreshes would hold nearly every wide access
 // behind one; aligned ones cost each access at most one.
-BankTiming::BankTiming(const HbmConfig& config, const DramTiming& timing)
-    : timer_(config, timing, 0),
+BankTiming::BankTiming(const HbmConfig& config, const DramTiming& timing, RowCommandBus* row_bus)
+    : timer_(config, timing, 0, row_bus),
       controller_latency_(ticks(config.bank.controller_latency_ns)),
       alu_latency_(ticks(config.nmc_alu_latency_ns)) {}
 

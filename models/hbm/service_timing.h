@@ -42,7 +42,8 @@ class PipeTiming {
 // One pseudo-channel of the bank model. `timing` must outlive it.
 class BankTiming {
  public:
-  BankTiming(const HbmConfig& config, const DramTiming& timing);
+  // `row_bus`: the channel's row-command bus, shared with its other pseudo-channels.
+  BankTiming(const HbmConfig& config, const DramTiming& timing, RowCommandBus* row_bus);
   DramRowSpan span(const DramLocation& where) const { return timer_.span(where); }
   bool row_open(const DramRowSpan& span) const { return timer_.row_open(span); }
   // Serves the entry at `where` decided at `at`; then the entries of `queue` in the banks it
@@ -50,6 +51,8 @@ class BankTiming {
   EntryService serve(const DramLocation& where, Op op, std::uint64_t arrival, std::uint64_t at,
                      RequestQueue& queue);
   std::uint64_t refreshes() const { return timer_.refreshes(); }
+  // The banks' state, for a scheduler that looks at their readiness.
+  const PseudoChannelTimer& banks() const { return timer_; }
   std::uint64_t open_time(std::uint64_t now) const { return timer_.open_time(now); }
 
  private:

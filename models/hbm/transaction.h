@@ -58,6 +58,7 @@ struct HbmTransaction {
     entry.sub = sub;
     entry.write = op != Op::Read;  // an update ends in a write: it drains with the writes
     entry.traffic_class = traffic_class;
+    entry.watched = watched();
     return entry;
   }
   // Tagged writes and updates are shown to the watchers (the tracker); nothing else is.

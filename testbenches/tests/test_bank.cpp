@@ -277,6 +277,17 @@ TEST_CASE("Bank idle latencies follow the timing parameters", "[bank][latency]")
   CHECK(report["row_misses"] == 4);
 }
 
+TEST_CASE("Bank row-command bus: a command takes the first free stretch from its time",
+          "[bank][timing]") {
+  RowCommandBus bus;
+  CHECK(bus.book(10, 2) == 10);  // an ACT: [10, 12)
+  CHECK(bus.book(11, 1) == 12);  // a PRE meeting it goes after it: [12, 13)
+  CHECK(bus.book(5, 2) == 5);    // earlier and free: [5, 7)
+  CHECK(bus.book(6, 2) == 7);    // [7, 9)
+  CHECK(bus.book(8, 2) == 13);   // [9, 10) is one clock, too short for an ACT
+  CHECK(bus.book(9, 1) == 9);    // but takes a PRE
+}
+
 TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
   const HbmConfig config = one_pseudo_channel();
   const DramTimingNs t = dram_timing_ns(config);
@@ -339,6 +350,35 @@ TEST_CASE("Bank FCFS scheduler serves the older conflict first", "[bank][schedul
   CHECK(hit_order("fcfs") == std::vector<int>{0, 1, 2});
 }
 
+TEST_CASE("Bank FR-FCFS look-ahead: a miss to an idle bank goes while an older conflict waits",
+          "[bank][scheduler]") {
+  // A read opening row 0 of bank 0 (t = 0, 256 B: every bank group's bank 0), a conflict in bank
+  // 0 (t = 1: its precharge waits for tRAS from that activation, then tRP and tRCD) and a read of
+  // closed bank 1 (t = 2). The younger read's ACT and RD issue while the conflict's bank waits;
+  // serving the conflict first would put them after its activation, and its read after the
+  // conflict's.
+  const HbmConfig config = one_pseudo_channel();
+  const DramTimingNs t = dram_timing_ns(config);
+  const double tail = t.cl + t.burst + config.bank.controller_latency_ns;  // RD to response
+  Bench bench("bench", config);
+  std::vector<int> order;
+  sc_time conflict_done, idle_done;
+  const std::vector<std::uint64_t> offsets = {0, kBankSpan, kRowSpan};
+  for (int k = 0; k < 3; ++k) {
+    Bench::thread([&, k] {
+      bench.access(Op::Read, offsets[static_cast<std::size_t>(k)], k == 0 ? 256 : 32, ns(k));
+      order.push_back(k);
+      (k == 1 ? conflict_done : idle_done) = sc_time_stamp();
+    });
+  }
+  sc_core::sc_start();
+  CHECK(order == std::vector<int>{0, 2, 1});
+  // The conflict loses nothing: PRE at tRAS, ACT tRP later, RD tRCD after that.
+  CHECK(conflict_done == ns(t.ras + t.rp + t.rcd_rd + tail));
+  // Its read command issues before the conflict's activation (tRP after the PRE at tRAS).
+  CHECK(idle_done < ns(t.ras + t.rp + tail));
+}
+
 namespace {
 
 // Completion order under MCA (threshold 2, no starvation in reach) of: a compute read opening row
@@ -379,13 +419,15 @@ std::vector<int> starved_order(Arbitration arbitration) {
 
 TEST_CASE("Bank MCA serves a held-back row hit after compute's hits, before compute's conflict",
           "[bank][scheduler][mca]") {
-  CHECK(mca_order(true) == std::vector<int>{0, 2, 1, 3, 4});
+  // The read of another bank (4) goes before the compute conflict (3), whose bank waits for tRAS.
+  CHECK(mca_order(true) == std::vector<int>{0, 2, 1, 4, 3});
 }
 
 TEST_CASE("Bank MCA without row_hits_first holds every communication request back",
           "[bank][scheduler][mca]") {
-  // After the conflict one compute request is left, below the threshold: the gate opens.
-  CHECK(mca_order(false) == std::vector<int>{0, 2, 3, 1, 4});
+  // The read of another bank (4) goes before the compute conflict (3), whose bank waits for tRAS;
+  // then one compute request is left, below the threshold: the gate opens.
+  CHECK(mca_order(false) == std::vector<int>{0, 2, 4, 1, 3});
 }
 
 TEST_CASE("Bank MCA: a starved request opens the gate, FR-FCFS still orders it after row hits",

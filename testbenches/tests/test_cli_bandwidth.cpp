@@ -40,10 +40,10 @@ TEST_CASE("bandwidth --pattern mix and random reach measurably less than read", 
   INFO("read " << read << ", mix " << mix["fraction_of_peak"] << ", random "
                << random["fraction_of_peak"] << ", copy " << copy["fraction_of_peak"]);
   // Mixes pay the read/write turnarounds, amortised over write-drain batches: measurably (at
-  // least a point of peak) below the read stream, but above the 80% a sequential 50/50 mix is
-  // designed for at 2 Gb/s (docs/calibration.md). Random reads pay a row miss per access: far
-  // below.
-  CHECK(mix["fraction_of_peak"].get<double>() < read - 0.01);
+  // least half a point of peak) below the read stream, but above the 80% a sequential 50/50 mix
+  // is designed for at 2 Gb/s (docs/calibration.md). Random reads pay a row miss per access, a
+  // PRE and an ACT on the row-command bus the pseudo-channels share: far below.
+  CHECK(mix["fraction_of_peak"].get<double>() < read - 0.005);
   CHECK(copy["fraction_of_peak"].get<double>() < read - 0.005);
   CHECK(mix["fraction_of_peak"].get<double>() > 0.8);
   CHECK(random["fraction_of_peak"].get<double>() < read - 0.2);
@@ -84,12 +84,10 @@ std::vector<std::pair<int, double>> rates(const nlohmann::json& sweep) {
 
 TEST_CASE("bandwidth --streams sweeps: no concurrency falls 10% below a lower one's rate",
           "[cli][bank][streams]") {
-  // Copy is not in the list: it does not hold there. On the hashed map (the default) its rate
-  // falls from 72% of peak at 2 streams to 61% at 6 and recovers at 16 (row hits 93% -> 81% ->
-  // 92%): the reads of one buffer and the writes of the other meet in banks at other rows while
-  // the writes wait for the drain watermark. An open defect of the write drain, measured in
-  // docs/calibration.md, not a property this test may assume.
-  for (const std::string name : {"read", "write", "mix", "random", "update"}) {
+  // Copy held only since FR-FCFS looks ahead to ready banks: before, a write's row miss to a
+  // bank busy with the other buffer's reads held its whole queue, and copy fell from 72% of peak
+  // at 2 streams to 61% at 6.
+  for (const std::string name : {"read", "write", "copy", "mix", "random", "update"}) {
     const nlohmann::json sweep =
         run_json("bandwidth", "--pattern " + name + " --streams 1,2,4,8,16,32,64,128",
                  "bandwidth-sweep-" + name + ".json");

@@ -27,6 +27,13 @@ class BankScheduler {
   // itself, so the model pays one virtual call per entry served, not per entry scanned.
   virtual std::optional<std::size_t> choose(const RequestQueue& queue,
                                             const Admissible& allowed) = 0;
+  // The queue's pseudo-channel, whose banks' readiness a scheduler may read (FR-FCFS's
+  // look-ahead); the controller sets it before the first choose(). Without it (nullptr, a
+  // scheduler tested on a queue alone) a scheduler sees the queue only.
+  void look_at(const PseudoChannelTimer* banks) { banks_ = banks; }
+
+ protected:
+  const PseudoChannelTimer* banks_ = nullptr;
 };
 
 // Makes one queue's scheduler; throws ConfigError naming hbm.bank.* for a bad configuration.
