@@ -244,12 +244,12 @@ Request parse_request(const po::variables_map& values) {
     }
   }
 
+  if (r.impl == Impl::Nvls) check_nvls(r.config);  // before the direct check: it names more
   if (direct(r.impl) && r.config.topology.kind == TopologyKind::Ring) {
     throw UsageError("--impl " + r.impl_name +
                      " needs topology.kind = fully-connected or switch (on a ring a direct "
                      "transfer crosses other GPUs' links)");
   }
-  if (r.impl == Impl::Nvls) check_nvls(r.config);
   // Each implementation's shape: SM channels, or DMA slices per chunk.
   if (on_sms(r.impl)) {
     r.sm.ranks = r.n;
