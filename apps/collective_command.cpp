@@ -20,7 +20,7 @@ namespace t3::cli {
 namespace {
 
 constexpr const char* kOps = "reduce-scatter, all-gather, all-reduce";
-constexpr const char* kImpls = "ring-sm, direct-sm, ring-dma-nmc, direct-dma-nmc";
+constexpr const char* kImpls = "ring-sm, direct-sm, ring-dma-nmc, direct-dma-nmc, nvls";
 constexpr std::uint64_t kElementBytes = 4;  // the collective carries fp32 elements
 
 po::options_description collective_options() {
@@ -35,7 +35,9 @@ po::options_description collective_options() {
       "fully-connected or switch), ring-dma-nmc (ring on the DMA "
       "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
       "(every chunk straight to its owner by DMA, reduced there by near-memory updates; "
-      "topology.kind fully-connected or switch)")(
+      "topology.kind fully-connected or switch), nvls (NCCL's NVLS on the SMs: each GPU reduces "
+      "its share in the switch with ld_reduce reads and multicasts it with multicast stores; "
+      "topology.kind switch with topology.switch_reductions true)")(
       "bytes", po::value<std::int64_t>(),
       "buffer bytes per GPU (required), nccl-tests convention: the reduce-scatter input, the "
       "all-gather output, the all-reduce input; any whole number of 4-byte fp32 elements, down to "
@@ -71,6 +73,7 @@ Impl parse_impl(const std::string& impl) {
   if (impl == "direct-sm") return Impl::DirectSm;
   if (impl == "ring-dma-nmc") return Impl::RingDmaNmc;
   if (impl == "direct-dma-nmc") return Impl::DirectDmaNmc;
+  if (impl == "nvls") return Impl::Nvls;
   throw UsageError("--impl " + impl + ": unknown implementation (choices: " + kImpls + ")");
 }
 
@@ -171,6 +174,22 @@ void check_impl_options(const po::variables_map& values, Impl impl) {
   }
 }
 
+// NVLS needs a switch that reduces, and every GPU built (a multicast access reaches them all).
+void check_nvls(const SystemConfig& config) {
+  if (config.topology.kind != TopologyKind::Switch) {
+    throw UsageError(
+        "--impl nvls needs topology.kind = switch (the reductions happen in the switch)");
+  }
+  if (!config.topology.switch_reductions) {
+    throw UsageError("--impl nvls needs topology.switch_reductions = true (system '" + config.name +
+                     "' has a switch that does not reduce)");
+  }
+  if (config.sim.symmetry == Symmetry::Rotational) {
+    throw UsageError(
+        "--impl nvls needs sim.symmetry = none (a multicast access reaches every GPU)");
+  }
+}
+
 // What the command line asks for, checked: the collective, its implementation and its shape.
 struct Request : CollectiveRequest {
   std::string op;  // as typed
@@ -183,7 +202,7 @@ struct Request : CollectiveRequest {
 void print_help(const po::options_description& options) {
   std::cout
       << "usage: t3sim collective --op OP --bytes B "
-         "[--impl ring-sm|direct-sm|ring-dma-nmc|direct-dma-nmc] [OPTIONS]\n"
+         "[--impl ring-sm|direct-sm|ring-dma-nmc|direct-dma-nmc|nvls] [OPTIONS]\n"
          "Times one collective on the group and reports nccl-tests figures: algbw = "
          "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
          "2(n-1)/n (all-reduce).\n"
@@ -225,6 +244,7 @@ Request parse_request(const po::variables_map& values) {
     }
   }
 
+  if (r.impl == Impl::Nvls) check_nvls(r.config);  // before the direct check: it names more
   if (direct(r.impl) && r.config.topology.kind == TopologyKind::Ring) {
     throw UsageError("--impl " + r.impl_name +
                      " needs topology.kind = fully-connected or switch (on a ring a direct "
@@ -235,7 +255,8 @@ Request parse_request(const po::variables_map& values) {
     r.sm.ranks = r.n;
     r.sm.bytes = r.bytes;
     r.sm.element = ElementType::Fp32;
-    r.sm.direct = r.impl == Impl::DirectSm;
+    r.sm.direct = r.impl == Impl::DirectSm || r.impl == Impl::Nvls;
+    r.sm.nvls = r.impl == Impl::Nvls;
     r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";
     if (!r.sm.direct) {

@@ -1,9 +1,11 @@
 // Ring collectives on the SMs, as nccl-tests would report them: for each system preset, each op
 // (reduce-scatter, all-gather, all-reduce) and each buffer size, `t3sim collective` with its
-// default channels, printing time, algbw, busbw, busbw per channel, the share of the rate a link
-// delivers, and the simulation's wall time. With --baseline OTHER_T3SIM the same runs of another
-// binary are printed beside them with the ratio of their busbw and of their wall time. With
-// --markdown yes the rows are printed as docs/calibration.md's collective table holds them.
+// default channels, and on a system whose switch reduces (topology.switch_reductions) the NVLS
+// collective (`--impl nvls`) beside it, printing time, algbw, busbw, busbw per channel, the share
+// of the rate a link delivers, and the simulation's wall time. With --baseline OTHER_T3SIM the
+// same ring runs of another binary are printed beside them with the ratio of their busbw and of
+// their wall time. With --markdown yes the rows are printed as docs/calibration.md's collective
+// table holds them.
 // Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
 //          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
 //          [--markdown yes]
@@ -69,6 +71,22 @@ double link_GBps(const nlohmann::json& config) {
          (payload + link["header_bytes"].get<double>());
 }
 
+// The implementations benchmarked on `system`: the ring, and NVLS where its switch reduces.
+std::vector<std::string> impls_of(const std::string& binary, const std::string& system) {
+  const std::string json = "bench-collective-" + system + "-config.json";
+  const std::string command =
+      binary + " config --system " + system + " > " + json + " 2> " + json + ".log";
+  if (std::system(command.c_str()) != 0) {
+    std::fprintf(stderr, "bench_collective: failed (see %s.log): %s\n", json.c_str(),
+                 command.c_str());
+    std::exit(1);
+  }
+  std::ifstream file(json);
+  const nlohmann::json config = nlohmann::json::parse(file);
+  if (config["topology"].value("switch_reductions", false)) return {"ring", "nvls"};
+  return {"ring"};
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -99,49 +117,58 @@ int main(int argc, char* argv[]) {
   }
 
   const bool as_markdown = markdown == "yes";
-  std::printf("bench_collective: ring collectives on the SMs, TP %s, fp32, default channels\n",
-              tp.c_str());
+  std::printf(
+      "bench_collective: ring collectives on the SMs (and NVLS where the switch reduces), TP %s, "
+      "fp32, default channels\n",
+      tp.c_str());
   if (as_markdown) {
     std::printf(
-        "| system | op | MiB | channels | time us | busbw GB/s | busbw per channel | %% link | "
-        "command |\n|---|---|---|---|---|---|---|---|---|\n");
+        "| system | impl | op | MiB | channels | time us | busbw GB/s | busbw per channel | %% "
+        "link | "
+        "command |\n|---|---|---|---|---|---|---|---|---|---|\n");
   } else {
-    std::printf("%-9s %-15s %8s %6s %11s %9s %9s %10s %7s %8s", "system", "op", "MiB", "chans",
-                "time us", "algbw", "busbw", "busbw/ch", "%link", "wall s");
+    std::printf("%-9s %-7s %-15s %8s %6s %11s %9s %9s %10s %7s %8s", "system", "impl", "op", "MiB",
+                "chans", "time us", "algbw", "busbw", "busbw/ch", "%link", "wall s");
     if (!baseline.empty()) std::printf(" %9s %7s %8s", "base bus", "ratio", "wall x");
     std::printf("\n");
   }
   for (const std::string& system : split(systems)) {
     for (const std::string& op : split(ops)) {
       for (const std::string& size : split(sizes)) {
-        const std::uint64_t bytes = parse_size(size);
-        const std::string args = "collective --system " + system + " --op " + op + " --tp " + tp +
-                                 " --bytes " + std::to_string(bytes);
-        const std::string json = "bench-collective-" + system + "-" + op + "-" + size + ".json";
-        const Run run = collective(binary, args, json);
-        const nlohmann::json& r = run.result;
-        const double busbw = r["busbw_GBps"].get<double>();
-        const int channels = r["channels"].get<int>();
-        const double mib = static_cast<double>(bytes) / (1 << 20);
-        const double link_share = 100 * busbw / link_GBps(r["config"]);
-        if (as_markdown) {
-          std::printf("| %s | %s | %.0f | %d | %.1f | %.1f | %.2f | %.0f%% | `t3sim %s` |\n",
-                      system.c_str(), op.c_str(), mib, channels, r["time_ns"].get<double>() / 1e3,
-                      busbw, busbw / channels, link_share, args.c_str());
+        for (const std::string& impl : impls_of(binary, system)) {
+          const std::uint64_t bytes = parse_size(size);
+          const std::string args = "collective --system " + system + " --op " + op + " --tp " + tp +
+                                   " --bytes " + std::to_string(bytes) +
+                                   (impl == "ring" ? "" : " --impl " + impl);
+          const std::string json =
+              "bench-collective-" + system + "-" + impl + "-" + op + "-" + size + ".json";
+          const Run run = collective(binary, args, json);
+          const nlohmann::json& r = run.result;
+          const double busbw = r["busbw_GBps"].get<double>();
+          const int channels = r["channels"].get<int>();
+          const double mib = static_cast<double>(bytes) / (1 << 20);
+          const double link_share = 100 * busbw / link_GBps(r["config"]);
+          if (as_markdown) {
+            std::printf("| %s | %s | %s | %.0f | %d | %.1f | %.1f | %.2f | %.0f%% | `t3sim %s` |\n",
+                        system.c_str(), impl.c_str(), op.c_str(), mib, channels,
+                        r["time_ns"].get<double>() / 1e3, busbw, busbw / channels, link_share,
+                        args.c_str());
+            std::fflush(stdout);
+            continue;
+          }
+          std::printf("%-9s %-7s %-15s %8.0f %6d %11.1f %9.1f %9.1f %10.2f %6.0f%% %8.2f",
+                      system.c_str(), impl.c_str(), op.c_str(), mib, channels,
+                      r["time_ns"].get<double>() / 1e3, r["algbw_GBps"].get<double>(), busbw,
+                      busbw / channels, link_share, run.wall_s);
+          if (!baseline.empty() && impl == "ring") {  // an older binary may have no NVLS
+            const Run base = collective(baseline, args, "base-" + json);
+            const double base_busbw = base.result["busbw_GBps"].get<double>();
+            std::printf(" %9.1f %6.2fx %7.2fx", base_busbw, busbw / base_busbw,
+                        run.wall_s / base.wall_s);
+          }
+          std::printf("   # t3sim %s\n", args.c_str());
           std::fflush(stdout);
-          continue;
         }
-        std::printf("%-9s %-15s %8.0f %6d %11.1f %9.1f %9.1f %10.2f %6.0f%% %8.2f", system.c_str(),
-                    op.c_str(), mib, channels, r["time_ns"].get<double>() / 1e3,
-                    r["algbw_GBps"].get<double>(), busbw, busbw / channels, link_share, run.wall_s);
-        if (!baseline.empty()) {
-          const Run base = collective(baseline, args, "base-" + json);
-          const double base_busbw = base.result["busbw_GBps"].get<double>();
-          std::printf(" %9.1f %6.2fx %7.2fx", base_busbw, busbw / base_busbw,
-                      run.wall_s / base.wall_s);
-        }
-        std::printf("   # t3sim %s\n", args.c_str());
-        std::fflush(stdout);
       }
     }
   }

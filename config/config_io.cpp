@@ -385,6 +385,11 @@ void validate(const SystemConfig& config) {
         "workload.collective: direct needs topology.kind = fully-connected or switch (on a ring "
         "a direct send crosses other GPUs' links)");
   }
+  if (config.topology.switch_reductions && config.topology.kind != TopologyKind::Switch) {
+    fail(
+        "topology.switch_reductions: true needs topology.kind = switch (there is no switch to "
+        "reduce in)");
+  }
   if (config.topology.kind == TopologyKind::FullyConnected && config.gpus > 16) {
     fail("topology.kind: fully-connected is limited to 16 GPUs (" + std::to_string(config.gpus) +
          " asked); use switch");

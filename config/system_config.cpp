@@ -226,6 +226,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
              "how GPUs are linked: bidirectional ring, a link per pair, or one switch");
   v.visit("topology.switch_latency_ns", c.topology.switch_latency_ns,
           {"ns", "traversal latency of the switch (switch topology only)", 0, 1e9});
+  v.visit("topology.switch_reductions", c.topology.switch_reductions,
+          {"",
+           "the switch reduces in the fabric (NVLink SHARP: multicast ld_reduce and stores; "
+           "third-generation NVSwitch, H100); switch topology only",
+           0, 1});
 
   v.visit("router.latency_ns", c.router.latency_ns,
           {"ns", "in-GPU router traversal latency per transaction", 0, 1e6});

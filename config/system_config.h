@@ -161,6 +161,9 @@ struct LinkConfig {
 struct TopologyConfig {
   TopologyKind kind = TopologyKind::Ring;
   double switch_latency_ns = 100.0;
+  // The switch reduces in the fabric (NVLink SHARP, third-generation NVSwitch): multicast groups,
+  // ld_reduce reads and multicast stores (tlm_interconnect/multicast.h). Switch topology only.
+  bool switch_reductions = false;
 };
 
 struct RouterConfig {

@@ -92,6 +92,18 @@ std::uint64_t sm_direct_data_bytes(const TpGroup& group, std::size_t ops,
   return total;
 }
 
+// NVLS data on the links: each rank's owned chunk crosses every member's link once and the
+// owner's once more (reduce-scatter: n member reads to the switch, the sum back to the owner;
+// all-gather: the owner's store to the switch, n member writes out of it).
+std::uint64_t sm_nvls_data_bytes(std::size_t ops, const CollectiveSpec& spec) {
+  std::uint64_t total = 0;
+  for (int owner = 0; owner < spec.ranks; ++owner) {
+    total += static_cast<std::uint64_t>(spec.ranks + 1) *
+             spec.chunk_bytes(owner_chunk(owner, spec.ranks));
+  }
+  return total * ops;
+}
+
 // The programs with rank `omit`'s emptied (its host idles), or unchanged for -1.
 std::vector<Program> launched(std::vector<Program> programs, int omit) {
   if (omit >= 0) programs.at(to_size(omit)) = Program{};
@@ -100,8 +112,19 @@ std::vector<Program> launched(std::vector<Program> programs, int omit) {
 
 // The SM collective: time from the first doorbell to the last kernel end, over every GPU and
 // launch.
-void run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
+void run_sm(TpGroup& group, CollectiveSpec spec, const std::vector<CollectiveOp>& ops,
             int omit_rank, CollectiveResult& result) {
+  if (spec.nvls) {
+    SwitchReducer* reducer = group.switch_reducer();
+    if (reducer == nullptr) {
+      throw ConfigError(
+          "topology.switch_reductions: nvls needs a switch that reduces (topology.kind = switch, "
+          "topology.switch_reductions = true, sim.symmetry = none)");
+    }
+    std::vector<int> members;
+    for (int g = 0; g < spec.ranks; ++g) members.push_back(g);
+    spec.multicast = reducer->add_group(members);
+  }
   const auto plan = plan_collective(group.config().address_map, spec);
   result.run = run_to_completion(group, launched(ring_programs(plan, spec, ops, 1), omit_rank));
   sc_core::sc_time first_doorbell = sc_core::sc_max_time(), last_end = sc_core::SC_ZERO_TIME;
@@ -119,8 +142,9 @@ void run_sm(TpGroup& group, const CollectiveSpec& spec, const std::vector<Collec
   }
   result.time_ns = (last_end - first_doorbell).to_seconds() * 1e9;
   result.basis = "first doorbell to last kernel end, all GPUs";
-  result.data_bytes = spec.direct ? sm_direct_data_bytes(group, ops.size(), spec)
-                                  : sm_ring_data_bytes(group, ops, spec);
+  result.data_bytes = spec.nvls     ? sm_nvls_data_bytes(ops.size(), spec)
+                      : spec.direct ? sm_direct_data_bytes(group, ops.size(), spec)
+                                    : sm_ring_data_bytes(group, ops, spec);
 }
 
 // The DMA collective: every program starts with an MMIO write at time 0 (all of it is the
@@ -154,11 +178,13 @@ void run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<Co
 }  // namespace
 
 bool on_sms(CollectiveImpl impl) {
-  return impl == CollectiveImpl::RingSm || impl == CollectiveImpl::DirectSm;
+  return impl == CollectiveImpl::RingSm || impl == CollectiveImpl::DirectSm ||
+         impl == CollectiveImpl::Nvls;
 }
 
 bool direct(CollectiveImpl impl) {
-  return impl == CollectiveImpl::DirectSm || impl == CollectiveImpl::DirectDmaNmc;
+  return impl == CollectiveImpl::DirectSm || impl == CollectiveImpl::DirectDmaNmc ||
+         impl == CollectiveImpl::Nvls;
 }
 
 std::vector<CollectiveOp> launches_of(CollectiveKind kind) {

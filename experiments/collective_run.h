@@ -20,9 +20,10 @@
 
 namespace t3 {
 
-enum class CollectiveImpl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc };
-bool on_sms(CollectiveImpl impl);  // ring-sm, direct-sm
-bool direct(CollectiveImpl impl);  // direct-sm, direct-dma-nmc
+// Nvls: NCCL's NVLS on the SMs through the switch's multicast group (protocol/ring.h, NVLS).
+enum class CollectiveImpl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc, Nvls };
+bool on_sms(CollectiveImpl impl);  // ring-sm, direct-sm, nvls
+bool direct(CollectiveImpl impl);  // direct-sm, direct-dma-nmc, nvls (its direct layout)
 
 // The dispatcher launches of each op: all-reduce is reduce-scatter then all-gather.
 std::vector<CollectiveOp> launches_of(CollectiveKind kind);
@@ -48,10 +49,11 @@ struct CollectiveResult {
   nlohmann::json stats;                             // the group's report (with_stats only)
 };
 
-// Runs the collective on a fresh group. The SM implementations are timed from the first doorbell
-// to the last kernel end; the dma-nmc ones from the first MMIO write (tracker and descriptor
-// programming included) to the last program's end, over every GPU. Throws what the run throws
-// (a stall, a failed launch).
+// Runs the collective on a fresh group (nvls: with a multicast group of every GPU; throws
+// ConfigError naming topology.switch_reductions if the switch has no reducer). The SM
+// implementations are timed from the first doorbell to the last kernel end; the dma-nmc ones from
+// the first MMIO write (tracker and descriptor programming included) to the last program's end,
+// over every GPU. Throws what the run throws (a stall, a failed launch).
 CollectiveResult run_collective(const CollectiveRequest& request, bool with_stats);
 
 // The rate a link delivers: payload behind headers, and at most `credits` packets per round trip.

@@ -26,6 +26,8 @@ const char* to_string(CollectiveAlgorithm algorithm) {
       return "direct";
     case CollectiveAlgorithm::Add:
       return "add";
+    case CollectiveAlgorithm::Nvls:
+      return "nvls";
   }
   return "unknown";
 }
@@ -38,6 +40,8 @@ const std::vector<CollectiveOpInfo>& collective_ops() {
       {CollectiveOp::DirectReduceScatter, CollectiveAlgorithm::Direct},
       {CollectiveOp::DirectAllGather, CollectiveAlgorithm::Direct},
       {CollectiveOp::Add, CollectiveAlgorithm::Add},
+      {CollectiveOp::NvlsReduceScatter, CollectiveAlgorithm::Nvls},
+      {CollectiveOp::NvlsAllGather, CollectiveAlgorithm::Nvls},
   };
   return ops;
 }
@@ -72,10 +76,10 @@ bool CollectiveDescriptor::operator==(const CollectiveDescriptor& o) const {
   }
   return std::tie(op, ranks, rank, channels, buffer, next_buffer, flags, next_flags, prev_flags,
                   bytes, element, sequence, slice_bytes, fifo_depth, poll_ns, gate, peer_stride,
-                  peer_flag_stride, stride) ==
+                  peer_flag_stride, stride, multicast) ==
          std::tie(o.op, o.ranks, o.rank, o.channels, o.buffer, o.next_buffer, o.flags, o.next_flags,
                   o.prev_flags, o.bytes, o.element, o.sequence, o.slice_bytes, o.fifo_depth,
-                  o.poll_ns, o.gate, o.peer_stride, o.peer_flag_stride, o.stride);
+                  o.poll_ns, o.gate, o.peer_stride, o.peer_flag_stride, o.stride, o.multicast);
 }
 
 std::vector<RegisterWrite> to_registers(const CollectiveDescriptor& c) {
@@ -108,9 +112,12 @@ std::vector<RegisterWrite> to_registers(const CollectiveDescriptor& c) {
   write(d::kCollFifoDepth, c.fifo_depth, "FIFO depth = " + std::to_string(c.fifo_depth));
   write(d::kCollPollNs, c.poll_ns, "poll interval = " + std::to_string(c.poll_ns) + " ns");
   if (c.gate != 0) write64(d::kCollGateLow, c.gate, "gate");
-  if (algorithm == CollectiveAlgorithm::Direct) {
+  if (algorithm == CollectiveAlgorithm::Direct || algorithm == CollectiveAlgorithm::Nvls) {
     write64(d::kCollPeerStrideLow, c.peer_stride, "peer stride");
     write64(d::kCollPeerFlagStrideLow, c.peer_flag_stride, "peer flag stride");
+  }
+  if (algorithm == CollectiveAlgorithm::Nvls) {
+    write(d::kCollMulticast, c.multicast, "multicast group = " + std::to_string(c.multicast));
   }
   if (c.several_rings()) {
     write(d::kCollRings, static_cast<std::uint32_t>(c.ring_count()),
@@ -161,10 +168,12 @@ CollectiveDescriptor from_registers(const RegisterRead& read) {
   c.slice_bytes = read(d::kCollSliceBytes);
   c.fifo_depth = read(d::kCollFifoDepth);
   c.poll_ns = read(d::kCollPollNs);
-  if (info.algorithm == CollectiveAlgorithm::Direct) {
+  if (info.algorithm == CollectiveAlgorithm::Direct ||
+      info.algorithm == CollectiveAlgorithm::Nvls) {
     c.peer_stride = read64(d::kCollPeerStrideLow);
     c.peer_flag_stride = read64(d::kCollPeerFlagStrideLow);
   }
+  if (info.algorithm == CollectiveAlgorithm::Nvls) c.multicast = read(d::kCollMulticast);
   if (info.algorithm != CollectiveAlgorithm::Ring) return c;
   c.gate = read64(d::kCollGateLow);
   c.stride = signed_value(d::kCollStride);

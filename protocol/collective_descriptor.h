@@ -27,6 +27,7 @@ enum class CollectiveAlgorithm : std::uint32_t {
   Ring,    // RCCL-style ring over one or several rings, FIFO and READY/ACK flags
   Direct,  // every chunk loaded straight from the rank that holds it (fully-connected, switch)
   Add,     // not a collective: BUFFER += NEXT_BUFFER, channel by channel, no flags
+  Nvls,    // direct's layout and arrival, the data through the switch's multicast group (NVLS)
 };
 const char* to_string(CollectiveAlgorithm algorithm);
 
@@ -73,6 +74,8 @@ struct CollectiveDescriptor {
   std::uint64_t gate = 0;
   // Direct ops: rank p's buffer (flag area) is this rank's moved by (p - rank) strides.
   std::uint64_t peer_stride = 0, peer_flag_stride = 0;
+  // NVLS ops: the switch's multicast group of the ranks (COLL_MULTICAST, from 1).
+  std::uint32_t multicast = 0;
   // Ring ops: ring 0's stride (its neighbours are next_buffer, next_flags and prev_flags) and
   // rings 1.. (protocol/ring.h, Several rings); channel c runs on ring c mod ring_count().
   int stride = 1;

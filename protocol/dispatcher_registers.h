@@ -93,6 +93,8 @@ inline constexpr std::uint64_t kCollPeerFlagStrideHigh = 0x668;
 // (COLL_GATE) runs on one ring.
 inline constexpr std::uint64_t kCollRings = 0x66c;
 inline constexpr std::uint64_t kCollStride = 0x670;
+// RW, NVLS ops only (protocol/ring.h, NVLS): the switch's multicast group of the ranks (from 1).
+inline constexpr std::uint64_t kCollMulticast = 0x674;
 inline constexpr std::uint32_t kMaxRings = 8;
 // Ring table: ring i (1 <= i < kMaxRings) at kCollRing + (i - 1) * kCollRingStride, the same
 // fields as ring 0's (64-bit values as two registers, bits 31:0 at the lower offset).
@@ -135,7 +137,9 @@ enum CollOp : std::uint32_t {
   kAllGather = 1,
   kDirectReduceScatter = 2,
   kDirectAllGather = 3,
-  kAdd = 4,  // BUFFER += NEXT_BUFFER (protocol/ring.h, CollectiveOp::Add)
+  kAdd = 4,                // BUFFER += NEXT_BUFFER (protocol/ring.h, CollectiveOp::Add)
+  kNvlsReduceScatter = 5,  // through the switch's multicast group (protocol/ring.h, NVLS)
+  kNvlsAllGather = 6,
 };
 inline constexpr std::uint32_t kMaxRanks = 256;
 inline constexpr std::uint32_t kMaxChannels = 64;

@@ -22,6 +22,10 @@ const char* to_string(CollectiveOp op) {
       return "direct all-gather";
     case CollectiveOp::Add:
       return "add";
+    case CollectiveOp::NvlsReduceScatter:
+      return "nvls reduce-scatter";
+    case CollectiveOp::NvlsAllGather:
+      return "nvls all-gather";
   }
   return "unknown";
 }
@@ -31,7 +35,12 @@ bool is_direct(CollectiveOp op) {
 }
 
 bool is_reduce_scatter(CollectiveOp op) {
-  return op == CollectiveOp::ReduceScatter || op == CollectiveOp::DirectReduceScatter;
+  return op == CollectiveOp::ReduceScatter || op == CollectiveOp::DirectReduceScatter ||
+         op == CollectiveOp::NvlsReduceScatter;
+}
+
+bool is_nvls(CollectiveOp op) {
+  return op == CollectiveOp::NvlsReduceScatter || op == CollectiveOp::NvlsAllGather;
 }
 
 std::uint64_t direct_flag_area_bytes(int channels, int ranks) {

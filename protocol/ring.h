@@ -105,11 +105,14 @@ enum class CollectiveOp : std::uint32_t {
   // its channel_range of the whole buffer in slices; no flags (the adds of a collective whose
   // sends another engine moves).
   Add = 4,
+  NvlsReduceScatter = 5,  // NVLS ops: see "NVLS" below
+  NvlsAllGather = 6,
 };
 
 const char* to_string(CollectiveOp op);
 bool is_direct(CollectiveOp op);
-bool is_reduce_scatter(CollectiveOp op);  // ReduceScatter or DirectReduceScatter
+bool is_reduce_scatter(CollectiveOp op);  // ReduceScatter, DirectReduceScatter, NvlsReduceScatter
+bool is_nvls(CollectiveOp op);
 
 // ---- Direct (fully-connected and switch fabrics) -----------------------------------------------
 //
@@ -134,6 +137,21 @@ bool is_reduce_scatter(CollectiveOp op);  // ReduceScatter or DirectReduceScatte
 // Direct flag area: CHANNELS x RANKS words of 8 bytes, word (c, p) at FLAGS + 8 (c RANKS + p).
 // Traffic: remote loads are Communication, Uncached (they bypass this GPU's L2 and are served by
 // the peer's memory-side L2); local loads and the final stores are Cached, as in the ring.
+//
+// ---- NVLS (a switch that reduces: topology.switch_reductions) ---------------------------------
+//
+// The NVLS ops keep the direct ops' buffer, chunks, channels, slices, chunk ownership, peer
+// strides and arrival, but move the data through the switch's multicast group COLL_MULTICAST
+// (docs/protocol.md, "Switch reductions"), as NCCL's NVLS algorithm does with multimem
+// instructions. A multicast access names the buffer's position through the next rank's window,
+// COLL_BUFFER + COLL_PEER_STRIDE + offset (so it leaves the GPU for the switch); the switch takes
+// its offset in every member's window.
+//   NVLS reduce-scatter. For each slice of its range of the owned chunk the channel issues
+//   ld_reduce reads (the switch returns the sum of every rank's copy, added in float and rounded
+//   once, in member order) and stores the sum in place.
+//   NVLS all-gather. For each slice of its range of the owned chunk the channel loads it locally
+//   and stores it through the multicast group: the switch writes it at the same position of every
+//   rank's buffer (its own included).
 std::uint64_t direct_flag_area_bytes(int channels, int ranks);
 std::uint64_t arrival_flag(std::uint64_t flags, int channel, int ranks, int peer);
 

@@ -61,6 +61,10 @@ std::string T3Extension::check(const tlm::tlm_generic_payload& payload) {
     return std::string("t3 op '") + to_string(extension->op) + "' carried by a " +
            (write_command ? "write" : "read") + " command";
   }
+  if (extension->multicast != kNoMulticast && extension->op == Op::Update) {
+    return "multicast group " + std::to_string(extension->multicast) +
+           ": an update has no multicast form (ld_reduce is a read, multicast stores are writes)";
+  }
   if (extension->op == Op::Update &&
       payload.get_data_length() % element_bytes(extension->element) != 0) {
     return "update of " + std::to_string(payload.get_data_length()) +
@@ -73,6 +77,15 @@ std::string T3Extension::check(const tlm::tlm_generic_payload& payload) {
 std::optional<PayloadError> memory_payload_error(const tlm::tlm_generic_payload& payload) {
   if (std::string reason = T3Extension::check(payload); !reason.empty()) {
     return PayloadError{tlm::TLM_COMMAND_ERROR_RESPONSE, std::move(reason)};
+  }
+  if (const auto* extension = payload.get_extension<T3Extension>();
+      extension && extension->multicast != kNoMulticast) {
+    // Only a switch that reduces serves multicast addresses; one that reached a memory crossed
+    // no such switch.
+    return PayloadError{tlm::TLM_COMMAND_ERROR_RESPONSE,
+                        "multicast access (group " + std::to_string(extension->multicast) +
+                            ") reached a memory: only a switch with topology.switch_reductions "
+                            "serves it"};
   }
   if (payload.get_byte_enable_ptr() != nullptr) {
     return PayloadError{tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE, "byte enables are not supported"};

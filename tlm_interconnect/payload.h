@@ -46,6 +46,8 @@ struct Origin {
 enum class UnitKind : std::uint8_t { Host, Sm, Dma, TrafficGenerator };
 
 inline constexpr std::uint32_t kNoTag = 0xffffffffu;
+// The multicast group of an access that is not a multicast one.
+inline constexpr std::uint16_t kNoMulticast = 0;
 
 class T3Extension : public tlm::tlm_extension<T3Extension> {
  public:
@@ -63,6 +65,11 @@ class T3Extension : public tlm::tlm_extension<T3Extension> {
   bool urgent = false;
   // The virtual channel the request crosses links in (its response always takes Response).
   LinkChannel link_channel = LinkChannel::Request;
+  // A multicast access (docs/protocol.md, "Switch reductions"), served by a switch that reduces
+  // (topology.switch_reductions): a Read is an ld_reduce, the `reduce` of `element`s over the
+  // same window offset in every member GPU of the group, answered once; a Write is a multicast
+  // store, written at that offset in every member. kNoMulticast: an ordinary access.
+  std::uint16_t multicast = kNoMulticast;
 
   tlm::tlm_extension_base* clone() const override;
   void copy_from(const tlm::tlm_extension_base& other) override;

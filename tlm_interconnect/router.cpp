@@ -64,6 +64,16 @@ int Router::route(const tlm::tlm_generic_payload& payload) {
 }
 
 void Router::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  // A switch that reduces serves multicast accesses itself; elsewhere they are routed by address
+  // like any other (a memory refuses one that arrives).
+  if (reducer_ != nullptr) {
+    if (const auto* extension = payload.get_extension<T3Extension>();
+        extension && extension->multicast != kNoMulticast) {
+      delay += latency_;
+      reducer_->serve(payload, delay);
+      return;
+    }
+  }
   const int port = route(payload);
   if (port < 0) {
     address_errors_.add(std::string(name()) + ": no route for address " +
@@ -76,6 +86,18 @@ void Router::b_transport(int /*from*/, tlm::tlm_generic_payload& payload, sc_cor
   ++transactions_[port];
   bytes_[port] += payload.get_data_length();
   delay += latency_;
+  out[port]->b_transport(payload, delay);
+}
+
+void Router::send_to_gpu(int gpu, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const int port = routes_.at(to_size(gpu) * 2);
+  if (port < 0 || static_cast<unsigned>(port) >= out.size()) {
+    payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    address_errors_.add(std::string(name()) + ": no port to GPU " + std::to_string(gpu));
+    return;
+  }
+  ++transactions_[port];
+  bytes_[port] += payload.get_data_length();
   out[port]->b_transport(payload, delay);
 }
 

@@ -15,6 +15,7 @@
 
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
+#include "tlm_interconnect/multicast.h"
 
 namespace t3 {
 
@@ -27,6 +28,12 @@ class Router : public sc_core::sc_module {
 
   // Traffic for `window` of GPU `gpu` leaves through out[port].
   void set_route(int gpu, Window window, int port);
+  // The switch's adder and multicast groups (topology.switch_reductions): multicast accesses go to
+  // it, and it sends each member access out of the port routed to the member's HBM. Without one a
+  // multicast access is routed by its address like any other (and refused by the memory).
+  void set_reducer(SwitchReducer* reducer) { reducer_ = reducer; }
+  // Sends `payload` out of the port routed to GPU `gpu`'s HBM window (the reducer's member access).
+  void send_to_gpu(int gpu, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   // Unroutable accesses answer TLM_ADDRESS_ERROR_RESPONSE; all are counted, the first 64 are
   // described here (and reported).
@@ -47,6 +54,7 @@ class Router : public sc_core::sc_module {
   std::vector<int> routes_;  // [gpu * 2 + window] -> port, -1 if none
   std::vector<std::uint64_t> transactions_;
   std::vector<std::uint64_t> bytes_;
+  SwitchReducer* reducer_ = nullptr;
   ErrorLog address_errors_;  // every unroutable access counted, the first 64 kept and reported
 };
 

@@ -60,6 +60,9 @@ void check_spec(const CollectiveSpec& spec) {
   check_fields("collective: ", spec.ranks, spec.bytes, spec.element, spec.channels,
                spec.slice_bytes, spec.fifo_depth, spec.poll_ns);
   if (!spec.direct) check_rings("collective: ", spec.ranks, spec.channels, spec.ring_strides);
+  if (spec.nvls && !spec.direct) {
+    bad_plan("collective: nvls keeps the direct layout, so it needs direct as well");
+  }
 }
 
 std::vector<int> ring_strides_for(const SystemConfig& config, int channels) {
@@ -118,7 +121,7 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
              std::to_string(d::kQueues) + ")");
   }
-  if (static_cast<std::uint32_t>(launch.op) > d::kAdd) {
+  if (static_cast<std::uint32_t>(launch.op) > d::kNvlsAllGather) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
@@ -217,6 +220,11 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
             std::to_string(p) + "'s are not");
       }
     }
+  }
+  if (spec.nvls) {
+    launch.op =
+        is_reduce_scatter(op) ? CollectiveOp::NvlsReduceScatter : CollectiveOp::NvlsAllGather;
+    launch.multicast = spec.multicast;
   }
   launch.label = std::string(to_string(launch.op)) + " rank " + std::to_string(rank) + " seq " +
                  std::to_string(sequence);

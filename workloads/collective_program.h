@@ -36,6 +36,10 @@ struct CollectiveSpec {
   // that holds it and the one that needs it; no receive FIFO, a direct flag area per rank. For
   // fully-connected and switch fabrics.
   bool direct = false;
+  // NVLS (protocol/ring.h, NVLS; with `direct`, whose layout and arrival it keeps): the data moves
+  // through the switch's multicast group `multicast` (topology.switch_reductions).
+  bool nvls = false;
+  std::uint32_t multicast = 0;
   // Ring ops: the strides of the rings the channels are spread over (protocol/ring.h, Several
   // rings), channel c on ring c mod size; {1} is the one ring r -> r + 1. ring_strides_for picks
   // them for a topology. Ignored when direct.
@@ -105,7 +109,8 @@ Program collective_program(const CollectiveLaunch& launch);
 
 // The launch of `rank` in the ring over `plan` (next and previous ranks' areas filled in, for
 // every ring of spec.ring_strides). With spec.direct, `op` becomes its direct form and the peer
-// strides are filled in (every rank's areas must be rank 0's moved by equal strides).
+// strides are filled in (every rank's areas must be rank 0's moved by equal strides); with
+// spec.nvls as well, its NVLS form with the multicast group.
 CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
                              const CollectiveSpec& spec, int rank, CollectiveOp op,
                              std::uint32_t sequence);

@@ -122,7 +122,7 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
   }
   coll(kCollOp, "COLL_OP",
        "collective: 0 reduce-scatter, 1 all-gather, 2 direct reduce-scatter, 3 direct all-gather, "
-       "4 add (BUFFER += NEXT_BUFFER)");
+       "4 add (BUFFER += NEXT_BUFFER), 5 NVLS reduce-scatter, 6 NVLS all-gather");
   coll(kCollRanks, "COLL_RANKS", "collective: ring size n (2..256)");
   coll(kCollRank, "COLL_RANK", "collective: this GPU's ring position (0..n-1)");
   coll(kCollChannels, "COLL_CHANNELS", "collective: workgroups (channels), 1..64");
@@ -146,6 +146,8 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
          "direct collective: rank p + 1's buffer minus rank p's (two's complement)");
   coll64(kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE",
          "direct collective: rank p + 1's flag area minus rank p's (two's complement)");
+  coll(kCollMulticast, "COLL_MULTICAST",
+       "NVLS collective: the switch's multicast group of the ranks (from 1)");
   coll(kCollRings, "COLL_RINGS",
        "ring collective: rings the channels are spread over, channel c on ring c mod RINGS "
        "(1..8, at most COLL_CHANNELS; resets to 1)");
@@ -330,6 +332,7 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
       mapped = ring_areas_mapped(c, &hbm_flags);
       break;
     case CollectiveAlgorithm::Direct:
+    case CollectiveAlgorithm::Nvls:
       mapped = direct_areas_mapped(c, &hbm_flags);
       break;
     case CollectiveAlgorithm::Add:

@@ -56,6 +56,17 @@ TpGroup::TpGroup(sc_core::sc_module_name name, const SystemConfig& config,
   if (topology_.has_switch()) {
     switch_ = std::make_unique<Router>(
         "switch", map_, sc_core::sc_time(config.topology.switch_latency_ns, sc_core::SC_NS));
+    // A multicast access reaches every member GPU, which a rotational run does not build: such
+    // a run has no reducer, and whatever would issue multicast accesses refuses it first.
+    if (config.topology.switch_reductions && !rotation_) {
+      Router& router = *switch_;
+      reducer_ = std::make_unique<SwitchReducer>(
+          "switch_reducer", map_, config.sim.mode == SimMode::Functional,
+          [&router](int gpu, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+            router.send_to_gpu(gpu, payload, delay);
+          });
+      switch_->set_reducer(reducer_.get());
+    }
   }
   if (rotation_) {
     wire_symmetric_links();
@@ -190,6 +201,7 @@ nlohmann::json TpGroup::report() const {
     report["links"].push_back(link);
   }
   if (switch_) report["switch"] = switch_->report();
+  if (reducer_) report["switch"]["reductions"] = reducer_->report();
   return report;
 }
 

@@ -20,6 +20,7 @@
 #include "protocol/program.h"
 #include "protocol/rotation.h"
 #include "tlm_interconnect/address_map.h"
+#include "tlm_interconnect/multicast.h"
 #include "tlm_interconnect/nvlink.h"
 #include "tlm_interconnect/rotator.h"
 #include "tlm_interconnect/router.h"
@@ -43,6 +44,9 @@ class TpGroup : public sc_core::sc_module {
   const AddressMap& address_map() const { return map_; }
   const Topology& topology() const { return topology_; }
   const SystemConfig& config() const { return config_; }
+  // The switch's adder and multicast groups (topology.switch_reductions), null if it has none.
+  SwitchReducer* switch_reducer() { return reducer_.get(); }
+  const SwitchReducer* switch_reducer() const { return reducer_.get(); }
   NvLink& link(int index) { return *links_.at(index); }
   const NvLink& link(int index) const { return *links_.at(index); }
   Host& host(int index) { return *hosts_.at(index); }
@@ -83,6 +87,7 @@ class TpGroup : public sc_core::sc_module {
   Topology topology_;
   std::vector<std::unique_ptr<Gpu>> gpus_;
   std::unique_ptr<Router> switch_;
+  std::unique_ptr<SwitchReducer> reducer_;
   std::vector<std::unique_ptr<NvLink>> links_;
   std::vector<LinkEnds> link_ends_;  // of each built link, in the topology's node numbers
   std::optional<RotationMap> rotation_;

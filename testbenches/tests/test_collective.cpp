@@ -419,7 +419,8 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
       {reg::kCollPeerFlagStrideLow, "COLL_PEER_FLAG_STRIDE_LO"},
       {reg::kCollPeerFlagStrideHigh, "COLL_PEER_FLAG_STRIDE_HI"},
       {reg::kCollRings, "COLL_RINGS"},
-      {reg::kCollStride, "COLL_STRIDE"}};
+      {reg::kCollStride, "COLL_STRIDE"},
+      {reg::kCollMulticast, "COLL_MULTICAST"}};
   // The ring table, after the hardware queues: rings 1.. of a launch on several rings.
   std::vector<std::pair<std::uint64_t, std::string>> table;
   for (int i = 1; i < static_cast<int>(reg::kMaxRings); ++i) {
@@ -453,9 +454,9 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
     CHECK(regs.at(offset).name == "MAILBOX" + std::to_string(w));
     CHECK(regs.at(offset).writable);
   }
-  // 27 GEMM/status/SM-range registers, the output map, the collective registers, the 13 streaming-kernel
-  // registers (test_sm checks them), the mailbox and nine control registers per hardware queue,
-  // after the mailbox.
+  // 27 GEMM/status/SM-range registers, the output map, the collective registers, the 13
+  // streaming-kernel registers (test_sm checks them), the mailbox and nine control registers per
+  // hardware queue, after the mailbox.
   CHECK(regs.size() == 27 + 4 * reg::kMaxChunks + expected.size() + table.size() + 13 +
                            reg::kMailboxWords + 9 * reg::kQueues);
   CHECK(reg::kMailbox + 4 * reg::kMailboxWords <= reg::kQueueBase);

@@ -73,6 +73,11 @@ CollectiveDescriptor every_field(CollectiveOp op) {
       d.peer_stride = 0x10'0000'0000ull;
       d.peer_flag_stride = ~std::uint64_t{0x1000} + 1;  // negative: rank p + 1 below rank p
       break;
+    case CollectiveAlgorithm::Nvls:
+      d.peer_stride = 0x10'0000'0000ull;
+      d.peer_flag_stride = 0x1000;
+      d.multicast = 3;
+      break;
     case CollectiveAlgorithm::Add:
       break;
   }
@@ -83,7 +88,7 @@ CollectiveDescriptor every_field(CollectiveOp op) {
 
 TEST_CASE("collective descriptor: every field of every COLL_OP code survives the registers",
           "[collective][descriptor]") {
-  REQUIRE(collective_ops().size() == 5);
+  REQUIRE(collective_ops().size() == 7);
   for (std::size_t code = 0; code < collective_ops().size(); ++code) {
     const CollectiveOp op = collective_ops()[code].op;
     INFO("COLL_OP " << code << " (" << to_string(op) << ")");
@@ -151,12 +156,13 @@ TEST_CASE("collective descriptor: an unknown COLL_OP or COLL_ELEMENT code is ref
           "[collective][descriptor]") {
   RegisterFile registers;
   registers.apply(to_registers(every_field(CollectiveOp::ReduceScatter)));
-  registers.set(reg::kCollOp, 5);
+  registers.set(reg::kCollOp, 7);
   CHECK_THROWS_WITH(from_registers(registers.reader()),
-                    Contains("COLL_OP = 5: no collective has this code") && Contains("4 add"));
+                    Contains("COLL_OP = 7: no collective has this code") && Contains("4 add") &&
+                        Contains("6 nvls all-gather"));
   try {
     from_registers(registers.reader());
-    FAIL("COLL_OP 5 was accepted");
+    FAIL("COLL_OP 7 was accepted");
   } catch (const CollectiveDecodeError& error) {
     CHECK(error.kind() == CollectiveDecodeError::Kind::UnknownCode);
   }

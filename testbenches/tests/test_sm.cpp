@@ -1076,8 +1076,9 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
     CHECK(regs.at(offset).name == name);
     CHECK(regs.at(offset).writable);
   }
-  // COLL_*: 27 of one ring, COLL_RINGS and COLL_STRIDE, and 7 per entry of the ring table.
-  const std::size_t collective = 27 + 2 + 7 * (reg::kMaxRings - 1);
+  // COLL_*: 27 of one ring, COLL_RINGS and COLL_STRIDE, COLL_MULTICAST (NVLS ops), and 7 per entry
+  // of the ring table.
+  const std::size_t collective = 27 + 2 + 1 + 7 * (reg::kMaxRings - 1);
   CHECK(regs.size() == expected.size() + 4 * reg::kMaxChunks + collective + stream.size() +
                            reg::kMailboxWords + 9 * reg::kQueues);
 }

@@ -11,11 +11,13 @@ const ChannelAlgorithm& channel_algorithm(CollectiveAlgorithm algorithm) {
   static const RingAlgorithm ring;
   static const DirectAlgorithm direct;
   static const AddAlgorithm add;
+  static const NvlsAlgorithm nvls;
   // One row per CollectiveAlgorithm (protocol/collective_descriptor.h).
   static const std::map<CollectiveAlgorithm, const ChannelAlgorithm*> table = {
       {CollectiveAlgorithm::Ring, &ring},
       {CollectiveAlgorithm::Direct, &direct},
       {CollectiveAlgorithm::Add, &add},
+      {CollectiveAlgorithm::Nvls, &nvls},
   };
   const auto it = table.find(algorithm);
   if (it == table.end()) {

@@ -133,6 +133,18 @@ class AddAlgorithm : public ChannelAlgorithm {
   bool run(ChannelOps& sm, RingChannel& channel) const override;
 };
 
+// NVLS (protocol/ring.h, NVLS): direct's arrival, then every slice of its range of the owned
+// chunk through the switch's multicast group: ld_reduce and a local store (reduce-scatter), or a
+// local load and a multicast store (all-gather).
+class NvlsAlgorithm : public ChannelAlgorithm {
+ public:
+  bool run(ChannelOps& sm, RingChannel& channel) const override;
+};
+
+// Direct arrival (protocol/ring.h, Direct): announces this channel to every peer and waits until
+// every peer's same channel has arrived. The direct and NVLS ops start with it.
+bool direct_arrival(ChannelOps& sm, RingChannel& channel);
+
 // The algorithm that runs `algorithm`'s channels.
 const ChannelAlgorithm& channel_algorithm(CollectiveAlgorithm algorithm);
 

@@ -3,9 +3,7 @@
 
 namespace t3 {
 
-// One channel of a direct collective (protocol/ring.h, Direct): arrival, then every slice of its
-// range loaded straight from the ranks that hold it.
-bool DirectAlgorithm::run(ChannelOps& sm, RingChannel& c) const {
+bool direct_arrival(ChannelOps& sm, RingChannel& c) {
   const CollectiveKernel& k = c.k;
   const int n = k.ranks;
   const std::uint64_t arrived = c.flag(1);
@@ -24,6 +22,15 @@ bool DirectAlgorithm::run(ChannelOps& sm, RingChannel& c) const {
       return false;
     }
   }
+  return true;
+}
+
+// One channel of a direct collective (protocol/ring.h, Direct): arrival, then every slice of its
+// range loaded straight from the ranks that hold it.
+bool DirectAlgorithm::run(ChannelOps& sm, RingChannel& c) const {
+  const CollectiveKernel& k = c.k;
+  const int n = k.ranks;
+  if (!direct_arrival(sm, c)) return false;
   T3Extension remote_read = c.flag_read;  // Communication, Uncached
   remote_read.element = k.element;
   for (std::int64_t slice = 0; slice < c.slices; ++slice) {
