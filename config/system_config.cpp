@@ -251,6 +251,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"byte/clk",
            "load data and store data an SM moves per clock, each (its port to the memory system)",
            1, 1e6});
+  v.visit("sm.gemm_stages", s.gemm_stages,
+          {"",
+           "K-steps of operands a GEMM workgroup holds at once, the one it computes on included: "
+           "its loads run stages - 1 steps ahead of its math (2: double buffering)",
+           2, 64});
   v.visit("sm.launch_latency_ns", s.launch_latency_ns,
           {"ns", "kernel launch: doorbell to first workgroup dispatch", 0, 1e9});
   v.visit("sm.dispatch_ns", s.dispatch_ns,

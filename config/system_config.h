@@ -181,6 +181,9 @@ struct SmConfig {
   // Bytes of loads and stores an SM keeps in flight at once (its miss/request capacity).
   std::int64_t max_inflight_bytes = 65536;
   double issue_bytes_per_clock = 64;  // load data and store data an SM moves per clock, each
+  // K-steps of operands a GEMM workgroup holds at once, the one it computes on included (its
+  // software pipeline's stages): 2 is double buffering, s reads s - 1 steps ahead.
+  std::int64_t gemm_stages = 2;
   double launch_latency_ns = 2000.0;  // doorbell to first workgroup
   double dispatch_ns = 5.0;           // per workgroup, dispatcher to SM
 };
