@@ -256,17 +256,22 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"byte/clk",
            "load data and store data an SM moves per clock, each (its port to the memory system)",
            1, 1e6});
+  v.visit("sm.gemm_stages", s.gemm_stages,
+          {"",
+           "K-steps of operands a GEMM workgroup holds at once, the one it computes on included: "
+           "its loads run stages - 1 steps ahead of its math (2: double buffering)",
+           2, 64});
   v.visit("sm.launch_latency_ns", s.launch_latency_ns,
           {"ns", "kernel launch: doorbell to first workgroup dispatch", 0, 1e9});
   v.visit("sm.dispatch_ns", s.dispatch_ns,
           {"ns", "dispatcher time per workgroup handed to an SM", 0, 1e6});
-  v.visit("sm.gemm_stages", s.gemm_stages,
+  v.visit("sm.gemm_smem_residency", s.gemm_smem_residency,
           {"",
-           "K-steps of A and B sub-tiles a GEMM workgroup keeps in shared memory (pipeline "
-           "stages); an SM holds min(sm.occupancy, max(1, sm.max_inflight_bytes / (stages x "
-           "(tile_m + tile_n) x tile_k x element bytes))) GEMM workgroups at once, each taking "
-           "sm.occupancy / that many slots; 0: only sm.occupancy bounds them",
-           0, 64});
+           "an SM holds only the GEMM workgroups whose sm.gemm_stages stages of A and B sub-tiles "
+           "fit its shared memory (sm.max_inflight_bytes): min(sm.occupancy, max(1, "
+           "sm.max_inflight_bytes / (stages x (tile_m + tile_n) x tile_k x element bytes))), each "
+           "taking ceil(sm.occupancy / that) slots; false: only sm.occupancy bounds them",
+           0, 1});
 
   auto& l2 = c.l2;
   v.visit("l2.size_bytes", l2.size_bytes, {"byte", "L2 capacity per GPU", 1024, kMaxU64});

@@ -184,12 +184,15 @@ struct SmConfig {
   // Bytes of loads and stores an SM keeps in flight at once (its miss/request capacity).
   std::int64_t max_inflight_bytes = 65536;
   double issue_bytes_per_clock = 64;  // load data and store data an SM moves per clock, each
+  // K-steps of operands a GEMM workgroup holds at once, the one it computes on included (its
+  // software pipeline's stages): 2 is double buffering, s reads s - 1 steps ahead.
+  std::int64_t gemm_stages = 2;
   double launch_latency_ns = 2000.0;  // doorbell to first workgroup
   double dispatch_ns = 5.0;           // per workgroup, dispatcher to SM
-  // K-steps of A and B sub-tiles a GEMM workgroup holds in shared memory (its pipeline stages);
-  // with max_inflight_bytes as the shared memory they bound the GEMM workgroups an SM holds at
-  // once (gemm_residency). 0: no bound beyond occupancy.
-  std::int64_t gemm_stages = 0;
+  // Whether the shared memory (max_inflight_bytes) bounds the GEMM workgroups an SM holds at once,
+  // each keeping gemm_stages stages of A and B sub-tiles in it (gemm_residency); false: only
+  // occupancy bounds them.
+  bool gemm_smem_residency = false;
 };
 
 struct L2Config {

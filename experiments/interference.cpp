@@ -45,10 +45,53 @@ GemmPlacement place_gemm(const SystemConfig& config, const GemmShape& shape) {
   return {plan.gpus.at(0).launch, plan.gpus.at(0).buffers.end};
 }
 
-// Runs `program` on the one GPU of `config`; returns its dispatcher's launch records.
-std::vector<LaunchRecord> simulate_program(const SystemConfig& config, const Program& program) {
+// What the GEMM's SMs [first_gemm_sm, sm.count) saw, and the memory system over the whole run
+// (the background's traffic included; its SMs' bytes are given apart so that the GEMM's share of
+// the L2's misses can be told: a streaming kernel's reads all miss).
+nlohmann::json memory_detail(const TpGroup& group, int first_gemm_sm) {
+  const Gpu& gpu = group.gpu(0);
+  double latency_ns = 0, load_wait_ns = 0, budget_wait_ns = 0;
+  std::uint64_t reads = 0, gemm_bytes = 0, background_read = 0, background_written = 0, steps = 0;
+  for (int i = 0; i < gpu.sms(); ++i) {
+    const SmStats& s = gpu.sm(i).stats();
+    if (i < first_gemm_sm) {
+      background_read += s.bytes_read;
+      background_written += s.bytes_written;
+      continue;
+    }
+    latency_ns += s.read_latency.to_seconds() * 1e9;
+    load_wait_ns += s.gemm_load_wait.to_seconds() * 1e9;
+    budget_wait_ns += s.budget_wait.to_seconds() * 1e9;
+    reads += s.reads;
+    gemm_bytes += s.bytes_read;
+    steps += s.wgs;
+  }
+  const nlohmann::json l2 = gpu.l2.report();
+  const nlohmann::json hbm = gpu.memory.report();
+  return {
+      {"gemm_reads", reads},
+      {"gemm_bytes_read", gemm_bytes},
+      {"gemm_mean_read_latency_ns", reads > 0 ? latency_ns / static_cast<double>(reads) : 0.0},
+      {"gemm_load_wait_ns_per_wg", steps > 0 ? load_wait_ns / static_cast<double>(steps) : 0.0},
+      {"gemm_budget_wait_ns_per_wg", steps > 0 ? budget_wait_ns / static_cast<double>(steps) : 0.0},
+      {"background_bytes_read", background_read},
+      {"background_bytes_written", background_written},
+      {"l2", l2.value("total", nlohmann::json::object())},
+      {"hbm_row_hit_rate", hbm.value("row_hit_rate", 0.0)},
+      {"hbm_bytes", hbm["bytes"]},
+      {"hbm_mean_entry_latency_ns", hbm["mean_entry_latency_ns"]},
+      {"hbm_backpressured", hbm.value("backpressured", 0)},
+      {"end_ns", sc_core::sc_time_stamp().to_seconds() * 1e9}};
+}
+
+// Runs `program` on the one GPU of `config`; returns its dispatcher's launch records (and, if
+// `detail` is given, memory_detail there).
+std::vector<LaunchRecord> simulate_program(const SystemConfig& config, const Program& program,
+                                           nlohmann::json* detail = nullptr,
+                                           int first_gemm_sm = 0) {
   TpGroup group("group", config);
   run_to_completion(group, {program});
+  if (detail) *detail = memory_detail(group, first_gemm_sm);
   return group.gpu(0).dispatcher.launches();
 }
 
@@ -63,10 +106,12 @@ const LaunchRecord& launch_on(const std::vector<LaunchRecord>& launches, int que
 nlohmann::json gemm_beside(const SystemConfig& config, const GemmShape& shape,
                            const std::optional<StreamLaunch>& background, int sms) {
   const GemmPlacement gemm = place_gemm(config, shape);
-  const auto launches =
-      simulate_program(config, interference_program(config, gemm.launch, background, sms));
+  nlohmann::json detail;
+  const auto launches = simulate_program(
+      config, interference_program(config, gemm.launch, background, sms), &detail, sms);
   const LaunchRecord& run = launch_on(launches, 0);
-  nlohmann::json result = {{"gemm_ns", ns(run.end - run.doorbell)}, {"outlasted", true}};
+  nlohmann::json result = {
+      {"gemm_ns", ns(run.end - run.doorbell)}, {"outlasted", true}, {"detail", detail}};
   if (background) result["outlasted"] = launch_on(launches, 1).end >= run.end;
   return result;
 }
@@ -236,12 +281,16 @@ nlohmann::json run_interference(const InterferenceRequest& request, int jobs,
     const double stream_ns = request.stream ? beside[stream_at]["gemm_ns"].get<double>() : 0;
     const double rate = request.stream ? alone[1 + i]["GBps"].get<double>() : 0;
     const bool both = request.stream && request.compute;
-    points.push_back({{"background_sms", ks[i]},
-                      {"background_GBps", number_or_null(request.stream, rate)},
-                      {"gemm_alone_ns", alone_ns},
-                      {"gemm_with_stream_ns", number_or_null(request.stream, stream_ns)},
-                      {"gemm_with_compute_ns", number_or_null(request.compute, compute_ns)},
-                      {"interference", number_or_null(both, stream_ns / compute_ns - 1)}});
+    points.push_back(
+        {{"background_sms", ks[i]},
+         {"background_GBps", number_or_null(request.stream, rate)},
+         {"gemm_alone_ns", alone_ns},
+         {"gemm_with_stream_ns", number_or_null(request.stream, stream_ns)},
+         {"gemm_with_compute_ns", number_or_null(request.compute, compute_ns)},
+         {"interference", number_or_null(both, stream_ns / compute_ns - 1)},
+         {"with_stream_detail",
+          request.stream ? beside[stream_at]["detail"] : nlohmann::json(nullptr)},
+         {"with_compute_detail", request.compute ? beside[i]["detail"] : nlohmann::json(nullptr)}});
   }
   return {{"job", "interference"},
           {"workload", request.workload},

@@ -49,8 +49,11 @@ void check_interference_request(const InterferenceRequest& request);
 // Runs every simulation the request needs (each in its own process, at most `jobs` at once) and
 // returns {"job": "interference", "workload", "shape", "system", "gemm_alone_ns", "points":
 // [{"background_sms", "background_GBps", "gemm_alone_ns", "gemm_with_stream_ns",
-// "gemm_with_compute_ns", "interference"}, ...], "config"}: interference = with stream / with
-// compute - 1; a figure whose run was not asked for (--background) is null.
+// "gemm_with_compute_ns", "interference", "with_stream_detail", "with_compute_detail"}, ...],
+// "config"}: interference = with stream / with compute - 1; a figure whose run was not asked for
+// (--background) is null. A detail is that run's memory view: the GEMM's SMs' mean read latency
+// and operand wait per workgroup, the L2's totals, the HBM's row-hit rate, bytes and entry latency
+// (the background's traffic included; its SMs' bytes given apart).
 nlohmann::json run_interference(const InterferenceRequest& request, int jobs,
                                 const Progress& progress = {});
 

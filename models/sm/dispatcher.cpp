@@ -27,7 +27,7 @@ std::uint32_t collective_reset(std::uint64_t offset) {
 
 int gemm_residency(const SmConfig& sm, const GemmKernel& gemm) {
   const auto occupancy = static_cast<int>(sm.occupancy);
-  if (sm.gemm_stages <= 0) return occupancy;
+  if (!sm.gemm_smem_residency) return occupancy;
   // The A (tile_m x tile_k) and B (tile_k x tile_n) sub-tiles of every stage.
   const std::uint64_t stage_bytes = static_cast<std::uint64_t>(gemm.tile_m + gemm.tile_n) *
                                     static_cast<std::uint64_t>(gemm.tile_k) *

@@ -35,7 +35,7 @@ namespace t3 {
 
 class Sm;
 
-// GEMM workgroups of `gemm` an SM holds at once: sm.occupancy, or, when sm.gemm_stages is set,
+// GEMM workgroups of `gemm` an SM holds at once: sm.occupancy, or, with sm.gemm_smem_residency,
 // as many as the shared memory holds (sm.max_inflight_bytes over gemm_stages stages of a tile_m x
 // tile_k A sub-tile and a tile_k x tile_n B sub-tile), at least 1 and at most sm.occupancy. A
 // kernel's shared memory bounds its blocks per SM this way (CUDA occupancy); CUTLASS's SM90

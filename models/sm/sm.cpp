@@ -130,34 +130,46 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
   auto k_width = [&](std::int64_t step) {
     return std::min(gemm.tile_k, gemm.k - step * gemm.tile_k);
   };
+  // Operand buffers and tickets, one per stage: step s uses stage s % stages.
+  const auto stages = static_cast<std::size_t>(config_.gemm_stages);
+  while (slot.stages.size() < stages) slot.stages.push_back(std::make_unique<Ticket>());
+  if (functional) {
+    slot.stage_a.resize(stages);
+    slot.stage_b.resize(stages);
+  }
+  const auto stage_of = [&](std::int64_t step) { return static_cast<std::size_t>(step) % stages; };
   // Reads step `step`'s A sub-tile (h x kw) and B sub-tile (kw x w), each one contiguous range.
   auto load = [&](std::int64_t step) {
     const std::int64_t kw = k_width(step);
     const std::uint64_t a_bytes = static_cast<std::uint64_t>(h * kw * eb);
     const std::uint64_t b_bytes = static_cast<std::uint64_t>(kw * w * eb);
+    const std::size_t stage = stage_of(step);
+    unsigned char* a_into = nullptr;
+    unsigned char* b_into = nullptr;
     if (functional) {
-      slot.a.resize(a_bytes);
-      slot.b.resize(b_bytes);
+      slot.stage_a[stage].resize(a_bytes);
+      slot.stage_b[stage].resize(b_bytes);
+      a_into = slot.stage_a[stage].data();
+      b_into = slot.stage_b[stage].data();
     }
     const std::uint64_t a_address =
         gemm.a + static_cast<std::uint64_t>(a_layout.tile_offset(r, step) * eb);
     const std::uint64_t b_address =
         gemm.b + static_cast<std::uint64_t>(b_layout.tile_offset(step, c) * eb);
     const T3Extension extension = gemm_read(gemm.element);
-    issue(slot, a_address, a_bytes, extension, functional ? slot.a.data() : nullptr, nullptr,
-          &slot.loads);
-    issue(slot, b_address, b_bytes, extension, functional ? slot.b.data() : nullptr, nullptr,
-          &slot.loads);
+    Ticket* ticket = slot.stages[stage].get();
+    issue(slot, a_address, a_bytes, extension, a_into, nullptr, ticket);
+    issue(slot, b_address, b_bytes, extension, b_into, nullptr, ticket);
   };
   // Functional: acc += A_step x B_step from the bytes that were read.
-  auto accumulate = [&](std::int64_t kw) {
+  auto accumulate = [&](std::int64_t kw, std::size_t stage) {
     slot.a_values.resize(to_size(h * kw));
     slot.b_values.resize(to_size(kw * w));
     for (std::size_t i = 0; i < slot.a_values.size(); ++i) {
-      slot.a_values[i] = load_element(slot.a.data(), i, gemm.element);
+      slot.a_values[i] = load_element(slot.stage_a[stage].data(), i, gemm.element);
     }
     for (std::size_t i = 0; i < slot.b_values.size(); ++i) {
-      slot.b_values[i] = load_element(slot.b.data(), i, gemm.element);
+      slot.b_values[i] = load_element(slot.stage_b[stage].data(), i, gemm.element);
     }
     for (std::int64_t i = 0; i < h; ++i) {
       float* acc_row = slot.acc.data() + i * w;
@@ -169,16 +181,20 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
     }
   };
 
-  // Double buffering: step s + 1 is read while step s computes on the shared math pipe; a step's
-  // reads are all in flight at once, as far as the SM's request capacity allows.
-  load(0);
+  // A software pipeline of `stages` K-steps (sm.gemm_stages): steps s + 1 .. s + stages - 1 are
+  // read while step s computes on the shared math pipe (2: double buffering); a step's reads are
+  // all in flight at once, as far as the SM's request capacity allows.
+  const auto ahead = static_cast<std::int64_t>(stages) - 1;
+  for (std::int64_t step = 0; step < std::min(ahead, steps); ++step) load(step);
   for (std::int64_t step = 0; step < steps; ++step) {
-    if (!await(slot, slot.loads)) return false;
+    const sc_core::sc_time waited_from = sc_core::sc_time_stamp();
+    if (!await(slot, *slot.stages[stage_of(step)])) return false;
+    stats_.gemm_load_wait += sc_core::sc_time_stamp() - waited_from;
     const std::int64_t kw = k_width(step);
-    if (functional) accumulate(kw);
+    if (functional) accumulate(kw, stage_of(step));
     const sc_core::sc_time end =
         reserve_pipe(sc_core::sc_time(step_seconds(h, w, kw), sc_core::SC_SEC));
-    if (step + 1 < steps) load(step + 1);
+    if (step + ahead < steps) load(step + ahead);
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (end > now) wait(end - now);
   }
@@ -322,6 +338,7 @@ T3Extension Sm::gemm_read(ElementType element) const {
 // many as it ever had requests in flight at once.
 struct Sm::Lane {
   tlm::tlm_generic_payload* payload = nullptr;
+  sc_core::sc_time issued;        // when the request was admitted (capacity granted)
   sc_core::sc_time arrival;       // when the request has passed the SM's port
   unsigned char* into = nullptr;  // a read's destination (functional mode)
   Slot* slot = nullptr;
@@ -362,6 +379,7 @@ void Sm::issue(Slot& slot, std::uint64_t address, std::uint64_t bytes, const T3E
     if (from) std::memcpy(payload->get_data_ptr(), from + done_bytes, piece);
     Lane& lane = lanes_.acquire();
     lane.payload = payload;
+    lane.issued = sc_core::sc_time_stamp();
     lane.arrival = reserve_port(load, piece);
     lane.into = into ? into + done_bytes : nullptr;
     lane.slot = &slot;
@@ -390,6 +408,7 @@ void Sm::serve(Lane& lane) {
     if (lane.into) std::memcpy(lane.into, payload.get_data_ptr(), bytes);
     stats_.bytes_read += bytes;
     ++stats_.reads;
+    stats_.read_latency += sc_core::sc_time_stamp() - lane.issued;
   } else {
     stats_.bytes_written += bytes;
     ++stats_.writes;
@@ -732,6 +751,8 @@ nlohmann::json Sm::report() const {
           {"faults", stats_.faults},
           {"max_inflight_bytes", stats_.max_inflight_bytes},
           {"budget_wait_ns", stats_.budget_wait.to_seconds() * 1e9},
+          {"read_latency_ns", stats_.read_latency.to_seconds() * 1e9},
+          {"gemm_load_wait_ns", stats_.gemm_load_wait.to_seconds() * 1e9},
           {"lanes", lanes_.size()},
           {"collective_bytes_read", stats_.collective_bytes_read},
           {"collective_bytes_written", stats_.collective_bytes_written},

@@ -38,6 +38,8 @@ struct SmStats {
   std::uint64_t faults = 0;              // transactions answered with an error response
   std::uint64_t max_inflight_bytes = 0;  // most request bytes in flight at once
   sc_core::sc_time budget_wait;          // time workgroups waited for request capacity
+  sc_core::sc_time read_latency;         // summed over reads: issue to data back
+  sc_core::sc_time gemm_load_wait;       // time GEMM workgroups waited for a K-step's operands
   // Collective kernels (their data bytes are also in bytes_read / bytes_written; flag accesses
   // are counted in reads / writes and their 8 bytes each in bytes_read / bytes_written).
   std::uint64_t collective_bytes_read = 0;     // data read: own chunks, FIFO, received chunks
@@ -86,12 +88,14 @@ class Sm : public sc_core::sc_module {
   };
   // Per-slot buffers (functional mode), reused from workgroup to workgroup.
   struct Slot {
-    Ticket loads;                                 // a GEMM step's reads
+    Ticket loads;                                 // a streaming step's reads
+    std::vector<std::unique_ptr<Ticket>> stages;  // a GEMM's K-steps in flight, step % stages
     Ticket all;                                   // every request in flight: the fence
     std::vector<std::unique_ptr<Ticket>> pieces;  // a ring step's reads, one per piece
     WgDone* result = nullptr;                     // where a fault is recorded
     sc_core::sc_time flags_acked;  // when the last posted flag store's acknowledgement arrives
     std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
+    std::vector<std::vector<unsigned char>> stage_a, stage_b;  // a GEMM's K-steps, step % stages
     std::vector<float> a_values, b_values, acc;
     std::vector<unsigned char> received, local;  // one piece of a collective
     // What the slot is doing, for describe_pending (a few stores per workgroup and flag wait).

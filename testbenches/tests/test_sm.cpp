@@ -336,8 +336,9 @@ struct Shape {
 };
 
 // One launch per WG order, each into its own C; C must equal the reference every time.
-void functional_gemm(const Shape& s) {
-  const Setup setup = small_setup();
+void functional_gemm(const Shape& s, std::int64_t gemm_stages = 2) {
+  Setup setup = small_setup();
+  setup.sm.gemm_stages = gemm_stages;
   Bench bench("gpu0", setup);
   const Matrix a = make_matrix(s.m, s.k, 1), b = make_matrix(s.k, s.n, 2);
   const Matrix expected = reference(a, b);
@@ -431,6 +432,61 @@ TEST_CASE("SM GEMM functional, sizes not multiples of the tiles, fp16 in, exact 
 
 TEST_CASE("SM GEMM functional, bf16 in and fp16 out, exact", "[sm][gemm]") {
   functional_gemm({64, 48, 40, 32, 16, 16, ElementType::Bf16, ElementType::Fp16});
+}
+
+TEST_CASE("SM GEMM functional with a four-stage pipeline, exact", "[sm][gemm]") {
+  // Three K-steps in flight at once, each into its own stage buffer: a step read into the wrong
+  // buffer, or computed before its reads are back, changes C.
+  functional_gemm({96, 64, 200, 32, 32, 16, ElementType::Fp16, ElementType::Fp32}, 4);
+}
+
+TEST_CASE("SM GEMM functional with more stages than K-steps, exact", "[sm][gemm]") {
+  functional_gemm({64, 64, 24, 32, 32, 16}, 4);
+}
+
+TEST_CASE("SM GEMM pipeline stages hide memory latency", "[sm][gemm][timing]") {
+  // Memory far slower to answer than a K-step takes to compute, with bandwidth to spare: a
+  // workgroup with s stages has s - 1 steps in flight, so each step's wait for its operands is
+  // about the latency over s - 1.
+  // One design per stage count, both elaborated before the one sc_start.
+  const auto setup_with = [](std::int64_t stages) {
+    Setup setup = small_setup(SimMode::Timing);
+    setup.sm.request_bytes = 16384;
+    setup.sm.max_inflight_bytes = 1 << 20;
+    setup.sm.gemm_stages = stages;
+    setup.hbm.model = HbmModel::Simple;  // a fixed latency per access
+    setup.hbm.channels = 32;
+    setup.hbm.bandwidth_GBps = 100000;
+    setup.hbm.latency_ns = 4000;
+    return setup;
+  };
+  Bench two("two", setup_with(2));
+  Bench four("four", setup_with(4));
+  for (Bench* bench : {&two, &four}) {
+    Launch l{};
+    l.m = 256, l.n = 256, l.k = 1024, l.tile_m = 64, l.tile_n = 64, l.tile_k = 32;
+    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
+    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
+    l.outs = {{bench->hbm(32 << 20)}};
+    Program program;
+    append_launch(program, bench->dispatcher_base(), l);
+    bench->host.load(program);
+  }
+  sc_core::sc_start();
+  REQUIRE(two.host.error() == "");
+  REQUIRE(four.host.error() == "");
+  const auto busy_ns = [](const Bench& bench) {
+    const LaunchRecord& launch = bench.dispatcher.launches().at(0);
+    return (launch.end - launch.start).to_seconds() * 1e9;
+  };
+  const double double_buffered = busy_ns(two);
+  const double four_stages = busy_ns(four);
+  INFO("2 stages " << double_buffered << " ns, 4 stages " << four_stages << " ns");
+  // 32 steps per tile, two tiles per slot: about 64 latencies with 2 stages, about 23 with 4
+  // (each tile's first three steps wait one latency together, then a step per third of one).
+  CHECK(double_buffered > 60 * 4000.0);
+  CHECK(four_stages < 0.45 * double_buffered);
+  CHECK(four_stages > 0.3 * double_buffered);
 }
 
 TEST_CASE("SM GEMM output map: one chunk stored, one updated onto existing data", "[sm][gemm]") {
@@ -587,9 +643,11 @@ TEST_CASE("GEMM residency: shared memory over the stages' A and B sub-tiles, wit
   GemmKernel gemm;
   gemm.tile_m = 256, gemm.tile_n = 128, gemm.tile_k = 64;
   gemm.element = ElementType::Fp16;
-  sm.gemm_stages = 0;  // no bound: occupancy
+  sm.gemm_stages = 4;
+  sm.gemm_smem_residency = false;  // no bound: occupancy
   CHECK(gemm_residency(sm, gemm) == 2);
   CHECK(gemm_slots(sm, gemm) == 1);
+  sm.gemm_smem_residency = true;
   sm.gemm_stages = 4;  // 192 KiB: one fits
   CHECK(gemm_residency(sm, gemm) == 1);
   CHECK(gemm_slots(sm, gemm) == 2);
@@ -624,7 +682,7 @@ TEST_CASE("SM GEMM with one resident workgroup per SM: never two at once, same c
   setup.hbm.latency_ns = 20;
   setup.sm.max_inflight_bytes = 24576;
   Setup bounded_setup = setup;
-  bounded_setup.sm.gemm_stages = 2;
+  bounded_setup.sm.gemm_smem_residency = true;
   Bench bounded("bounded", bounded_setup);
   Bench unbounded("unbounded", setup);
 
