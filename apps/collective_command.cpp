@@ -272,7 +272,8 @@ Request parse_request(const po::variables_map& values) {
 }
 
 void print_summary(const Request& r, const CollectiveResult& m) {
-  const double link_GBps = delivered_GBps(r.config.link);
+  const double link_GBps =
+      delivered_GBps(r.config.link, on_sms(r.impl) ? UnitKind::Sm : UnitKind::Dma);
   // Chunks of an uneven split differ by one element: the larger one is chunk n - 1.
   const std::uint64_t chunk_bytes =
       on_sms(r.impl) ? r.sm.chunk_bytes(r.n - 1) : r.dma.chunk_bytes(r.n - 1);

@@ -9,6 +9,7 @@
 // Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
 //          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
 //          [--markdown yes]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -63,10 +64,12 @@ Run collective(const std::string& binary, const std::string& args, const std::st
   return run;
 }
 
-// The rate one link direction delivers behind packet headers (what busbw is compared with).
+// The rate one link direction delivers behind packet headers to an SM's stores, which cross in
+// packets of at most link.sm_max_payload_bytes (what busbw is compared with).
 double link_GBps(const nlohmann::json& config) {
   const auto& link = config["link"];
-  const double payload = link["max_payload_bytes"].get<double>();
+  const double payload =
+      std::min(link["max_payload_bytes"].get<double>(), link.value("sm_max_payload_bytes", 1e300));
   return link["bandwidth_GBps"].get<double>() * payload /
          (payload + link["header_bytes"].get<double>());
 }

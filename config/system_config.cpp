@@ -209,6 +209,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit("link.latency_ns", l.latency_ns, {"ns", "one-way latency of a link", 0, 1e9});
   v.visit("link.max_payload_bytes", l.max_payload_bytes,
           {"byte", "largest payload one packet carries", 1, 1 << 20});
+  v.visit("link.sm_max_payload_bytes", l.sm_max_payload_bytes,
+          {"byte",
+           "largest payload of a packet carrying an SM's access (an SM's stores and loads cross as "
+           "cache-line requests; max_payload_bytes caps it too)",
+           1, 1 << 20});
   v.visit("link.header_bytes", l.header_bytes,
           {"byte", "header and framing bytes every packet adds on the wire", 0, 1 << 20});
   v.visit("link.credits", l.credits,

@@ -151,6 +151,9 @@ struct LinkConfig {
   double bandwidth_GBps = 75.0;  // per direction
   double latency_ns = 500.0;
   std::int64_t max_payload_bytes = 256;
+  // Largest payload of a packet that carries an SM's access (capped by max_payload_bytes too):
+  // an SM's stores and loads reach the link as cache-line requests, a copy engine's as larger ones.
+  std::int64_t sm_max_payload_bytes = 256;
   std::int64_t header_bytes = 16;
   // Receive-buffer slots of each direction's virtual channels, one packet each: requests with
   // their data; responses, acknowledgements and flags.

@@ -7,6 +7,7 @@
 
 #include "models/system/tp_group.h"
 #include "protocol/to_size.h"
+#include "tlm_interconnect/nvlink.h"
 #include "workloads/t3_plan.h"
 
 namespace t3 {
@@ -221,10 +222,11 @@ CollectiveResult run_collective(const CollectiveRequest& request, bool with_stat
   return result;
 }
 
-double delivered_GBps(const LinkConfig& link) {
-  const double packet_bytes = static_cast<double>(link.max_payload_bytes + link.header_bytes);
-  const double wire_GBps = link.bandwidth_GBps * link.max_payload_bytes / packet_bytes;
-  const double credit_GBps = link.credits * link.max_payload_bytes /
+double delivered_GBps(const LinkConfig& link, UnitKind issuer) {
+  const auto payload = static_cast<double>(max_payload_for(link, issuer));
+  const double packet_bytes = payload + static_cast<double>(link.header_bytes);
+  const double wire_GBps = link.bandwidth_GBps * payload / packet_bytes;
+  const double credit_GBps = static_cast<double>(link.credits) * payload /
                              (packet_bytes / link.bandwidth_GBps + 2 * link.latency_ns);
   return std::min(wire_GBps, credit_GBps);
 }

@@ -15,6 +15,7 @@
 
 #include "config/system_config.h"
 #include "models/system/simulation.h"
+#include "tlm_interconnect/payload.h"
 #include "workloads/collective_program.h"
 #include "workloads/dma_collective.h"
 
@@ -56,7 +57,8 @@ struct CollectiveResult {
 // over every GPU. Throws what the run throws (a stall, a failed launch).
 CollectiveResult run_collective(const CollectiveRequest& request, bool with_stats);
 
-// The rate a link delivers: payload behind headers, and at most `credits` packets per round trip.
-double delivered_GBps(const LinkConfig& link);
+// The rate a link delivers to `issuer`'s accesses: payload behind headers (in the packets that
+// issuer's accesses use), and at most `credits` packets per round trip.
+double delivered_GBps(const LinkConfig& link, UnitKind issuer);
 
 }  // namespace t3

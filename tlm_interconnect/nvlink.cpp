@@ -66,6 +66,26 @@ void add(LinkDirectionStats& sum, const LinkDirectionStats& part) {
 
 }  // namespace
 
+std::uint64_t packet_count(std::uint64_t bytes, std::uint64_t max_payload) {
+  return bytes == 0 ? 1 : (bytes + max_payload - 1) / max_payload;
+}
+
+std::uint64_t packet_wire_bytes(std::uint64_t bytes, std::uint64_t max_payload,
+                                std::uint64_t header) {
+  return bytes + packet_count(bytes, max_payload) * header;
+}
+
+double payload_efficiency(std::uint64_t bytes, std::uint64_t max_payload, std::uint64_t header) {
+  return static_cast<double>(bytes) /
+         static_cast<double>(packet_wire_bytes(bytes, max_payload, header));
+}
+
+std::uint64_t max_payload_for(const LinkConfig& config, UnitKind unit) {
+  const auto link_max = static_cast<std::uint64_t>(config.max_payload_bytes);
+  if (unit != UnitKind::Sm) return link_max;
+  return std::min(link_max, static_cast<std::uint64_t>(config.sm_max_payload_bytes));
+}
+
 NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool folded)
     : sc_core::sc_module(name),
       from_a("from_a"),
@@ -77,6 +97,7 @@ NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool fold
   require(config.bandwidth_GBps > 0, "link.bandwidth_GBps", "must be positive");
   require(config.latency_ns >= 0, "link.latency_ns", "must not be negative");
   require(config.max_payload_bytes >= 1, "link.max_payload_bytes", "must be at least 1");
+  require(config.sm_max_payload_bytes >= 1, "link.sm_max_payload_bytes", "must be at least 1");
   require(config.header_bytes >= 0, "link.header_bytes", "must not be negative");
   require(config.credits >= 1, "link.credits", "must be at least 1");
   require(config.response_credits >= 1, "link.response_credits", "must be at least 1");
@@ -89,6 +110,8 @@ NvLink::NvLink(sc_core::sc_module_name name, const LinkConfig& config, bool fold
   round_trip_extra_ = 2 * latency_;
   full_packet_time_ =
       wire_time(static_cast<std::uint64_t>(config.max_payload_bytes + config.header_bytes));
+  sm_packet_time_ = wire_time(max_payload_for(config, UnitKind::Sm) +
+                              static_cast<std::uint64_t>(config.header_bytes));
   header_packet_time_ = wire_time(static_cast<std::uint64_t>(config.header_bytes));
   min_gap_ = std::max(header_packet_time_, sc_time(1, sc_core::SC_PS));
 
@@ -318,12 +341,15 @@ sc_time NvLink::place_response(Direction& dir, const sc_time& ready, const sc_ti
 }
 
 sc_time NvLink::send(int direction, LinkChannel channel, const sc_time& ready,
-                     std::uint64_t data_bytes) {
+                     std::uint64_t data_bytes, std::uint64_t max_payload) {
   Direction& dir = lane(direction);
   LinkDirectionStats& stats = dir.channel(channel).stats;
-  const auto max_payload = static_cast<std::uint64_t>(config_.max_payload_bytes);
   const auto header = static_cast<std::uint64_t>(config_.header_bytes);
-  const std::uint64_t count = data_bytes == 0 ? 1 : (data_bytes + max_payload - 1) / max_payload;
+  const std::uint64_t count = packet_count(data_bytes, max_payload);
+  const sc_time full_packet_time =
+      max_payload == static_cast<std::uint64_t>(config_.max_payload_bytes) ? full_packet_time_
+      : max_payload == max_payload_for(config_, UnitKind::Sm)              ? sm_packet_time_
+                                                              : wire_time(max_payload + header);
 
   sc_time next_ready = ready;  // a transaction's packets leave in order
   sc_time arrival;
@@ -332,7 +358,7 @@ sc_time NvLink::send(int direction, LinkChannel channel, const sc_time& ready,
     const std::uint64_t payload = std::min(remaining, max_payload);
     remaining -= payload;
     const std::uint64_t wire = payload + header;
-    const sc_time duration = payload == max_payload ? full_packet_time_
+    const sc_time duration = payload == max_payload ? full_packet_time
                              : payload == 0         ? header_packet_time_
                                                     : wire_time(wire);
     const sc_time start = channel == LinkChannel::Response
@@ -367,17 +393,20 @@ void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time
   const LinkChannel request_channel = extension.link_channel;
   const std::uint64_t length = ignore ? 0 : payload.get_data_length();
 
+  // An SM's accesses cross in smaller packets than a copy engine's (link.sm_max_payload_bytes);
+  // a read's data comes back in packets of the size its requester asks for.
+  const std::uint64_t max_payload = max_payload_for(config_, extension.unit_kind);
+
   const sc_time entry = sc_core::sc_time_stamp();
   advance_all(entry);
   ++lane(direction).channel(request_channel).stats.transactions;
   const sc_time request_arrival =
-      send(direction, request_channel, entry + delay, read ? 0 : length);
+      send(direction, request_channel, entry + delay, read ? 0 : length, max_payload);
   delay = request_arrival - entry;
 
   // Until the receiver answers, the request is in its hands: what describe_pending reports.
   Channel& pending = directions_[direction].channel(request_channel);
-  const std::uint64_t max_payload = static_cast<std::uint64_t>(config_.max_payload_bytes);
-  const std::uint64_t sent = read || length == 0 ? 1 : (length + max_payload - 1) / max_payload;
+  const std::uint64_t sent = packet_count(read ? 0 : length, max_payload);
   ++pending.undrained;
   pending.undrained_packets += sent;
   auto& target = direction == 0 ? to_b : to_a;
@@ -390,7 +419,7 @@ void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time
   advance_all(now);
   const bool data_back = read && payload.is_response_ok();
   const sc_time response_arrival =
-      send(1 - direction, LinkChannel::Response, now + delay, data_back ? length : 0);
+      send(1 - direction, LinkChannel::Response, now + delay, data_back ? length : 0, max_payload);
   delay = response_arrival - now;
 }
 
@@ -478,6 +507,7 @@ nlohmann::json NvLink::report() const {
           {"bandwidth_GBps", config_.bandwidth_GBps},
           {"latency_ns", config_.latency_ns},
           {"max_payload_bytes", config_.max_payload_bytes},
+          {"sm_max_payload_bytes", max_payload_for(config_, UnitKind::Sm)},
           {"header_bytes", config_.header_bytes},
           {"credits", config_.credits},
           {"response_credits", config_.response_credits},

@@ -29,6 +29,19 @@ struct LinkDirectionStats {
   std::uint64_t max_packets_in_flight = 0;  // sent and credit not yet returned
 };
 
+// Packet arithmetic of a link (docs/protocol.md, "Packets on links"). `bytes` of data cross in
+// packets of at most `max_payload` bytes, each `header` bytes larger on the wire; no data is one
+// header-only packet.
+std::uint64_t packet_count(std::uint64_t bytes, std::uint64_t max_payload);
+std::uint64_t packet_wire_bytes(std::uint64_t bytes, std::uint64_t max_payload,
+                                std::uint64_t header);
+// The share of the wire that is payload when `bytes` cross as above.
+double payload_efficiency(std::uint64_t bytes, std::uint64_t max_payload, std::uint64_t header);
+// The largest payload of a packet carrying an access issued by `unit`: an SM's accesses cross in
+// packets of at most link.sm_max_payload_bytes (and max_payload_bytes), any other unit's (a copy
+// engine's, the host's) of max_payload_bytes.
+std::uint64_t max_payload_for(const LinkConfig& config, UnitKind unit);
+
 // One packet on the wire, for tests and traces.
 struct PacketRecord {
   sc_core::sc_time start;    // first bit leaves
@@ -123,7 +136,7 @@ class NvLink : public sc_core::sc_module {
   // Serialises `data_bytes` (0: one header-only packet) in `direction` on `channel`, the first
   // packet ready at `ready`; returns when the last packet's last bit arrives at the far end.
   sc_core::sc_time send(int direction, LinkChannel channel, const sc_core::sc_time& ready,
-                        std::uint64_t data_bytes);
+                        std::uint64_t data_bytes, std::uint64_t max_payload);
   // Reserves the earliest start >= ready where the channel's wire is idle for `duration` and a
   // credit is free for the packet's whole round trip without taking one from a packet already
   // reserved.
@@ -155,6 +168,7 @@ class NvLink : public sc_core::sc_module {
   sc_core::sc_time latency_;
   sc_core::sc_time round_trip_extra_;    // 2 x latency: the packet out, its credit back
   sc_core::sc_time full_packet_time_;    // max_payload_bytes + header_bytes
+  sc_core::sc_time sm_packet_time_;      // an SM's full packet: its max payload + header_bytes
   sc_core::sc_time header_packet_time_;  // header_bytes only
   sc_core::sc_time min_gap_;             // shorter idle stretches fit no packet
   // The lane a direction's packets use: its own, or lane 0 when folded.

@@ -40,7 +40,8 @@ struct Source : sc_module {
   // Returns the annotated delay the initiator gets back; `op` < 0 means a plain payload.
   sc_time access(tlm::tlm_command command, std::uint64_t address, std::uint64_t bytes,
                  sc_time delay, bool with_extension = true,
-                 tlm::tlm_response_status* status = nullptr) {
+                 tlm::tlm_response_status* status = nullptr,
+                 t3::UnitKind unit = t3::UnitKind::TrafficGenerator) {
     if (buffer.size() < bytes) buffer.resize(bytes);
     tlm::tlm_generic_payload payload;
     payload.set_address(address);
@@ -51,6 +52,7 @@ struct Source : sc_module {
     if (with_extension) {
       t3::T3Extension extension;
       extension.op = command == tlm::TLM_READ_COMMAND ? t3::Op::Read : t3::Op::Write;
+      extension.unit_kind = unit;
       t3::T3Extension::set(payload, extension);
     } else {
       payload.set_command(command);
@@ -199,6 +201,64 @@ TEST_CASE("Link: a large write stream runs at the packet-efficiency share of the
   const auto report = bench.link.report();
   CHECK(report["directions"][0]["efficiency"].get<double>() == Approx(packet_efficiency(config)));
   CHECK(report["directions"][0]["utilisation"].get<double>() == Approx(1.0).epsilon(0.02));
+}
+
+TEST_CASE("Link: packet arithmetic: packets, wire bytes and payload efficiency", "[link]") {
+  // NVLink-style packets: a 16-byte header flit each; a copy engine's carry up to 256 B, an SM's
+  // up to 128 B (h100-8, a100-8).
+  CHECK(t3::packet_count(16 * KiB, 128) == 128);
+  CHECK(t3::packet_wire_bytes(16 * KiB, 128, 16) == 18432);
+  CHECK(t3::payload_efficiency(16 * KiB, 128, 16) == 8.0 / 9.0);
+  CHECK(t3::packet_count(16 * KiB, 256) == 64);
+  CHECK(t3::packet_wire_bytes(16 * KiB, 256, 16) == 17408);
+  CHECK(t3::payload_efficiency(16 * KiB, 256, 16) == 16.0 / 17.0);
+  // A short last packet, and a header-only packet for no data.
+  CHECK(t3::packet_count(300, 128) == 3);
+  CHECK(t3::packet_wire_bytes(300, 128, 16) == 348);
+  CHECK(t3::packet_count(0, 128) == 1);
+  CHECK(t3::packet_wire_bytes(0, 128, 16) == 16);
+  CHECK(t3::payload_efficiency(0, 128, 16) == 0.0);
+
+  t3::LinkConfig config;
+  config.max_payload_bytes = 256;
+  config.sm_max_payload_bytes = 128;
+  CHECK(t3::max_payload_for(config, t3::UnitKind::Sm) == 128);
+  CHECK(t3::max_payload_for(config, t3::UnitKind::Dma) == 256);
+  CHECK(t3::max_payload_for(config, t3::UnitKind::Host) == 256);
+  config.sm_max_payload_bytes = 512;  // the link's own limit caps an SM's too
+  CHECK(t3::max_payload_for(config, t3::UnitKind::Sm) == 256);
+}
+
+TEST_CASE("Link: an SM's write crosses in its smaller packets, a copy engine's in full ones",
+          "[link]") {
+  t3::LinkConfig config;
+  config.bandwidth_GBps = 64.0;  // every packet's wire time a whole number of picoseconds
+  config.max_payload_bytes = 256;
+  config.sm_max_payload_bytes = 128;
+  Bench bench(config);
+  const std::uint64_t bytes = 16 * KiB;
+  sc_time sm_done, dma_done;
+  bench.source_a.body = [&](Source& source) {
+    sm_done = source.access(tlm::TLM_WRITE_COMMAND, 0, bytes, SC_ZERO_TIME, true, nullptr,
+                            t3::UnitKind::Sm);
+  };
+  bench.source_b.body = [&](Source& source) {
+    dma_done = source.access(tlm::TLM_WRITE_COMMAND, 0, bytes, SC_ZERO_TIME, true, nullptr,
+                             t3::UnitKind::Dma);
+  };
+  sc_start();
+
+  const auto& sm = bench.link.stats(0, t3::LinkChannel::Request);
+  CHECK(sm.packets == 128);
+  CHECK(sm.wire_bytes == t3::packet_wire_bytes(bytes, 128, 16));
+  const auto& dma = bench.link.stats(1, t3::LinkChannel::Request);
+  CHECK(dma.packets == 64);
+  CHECK(dma.wire_bytes == t3::packet_wire_bytes(bytes, 256, 16));
+  // Each write's answer is one header; the write and its answer cross an idle link back to back.
+  const sc_time latency = ns(config.latency_ns);
+  const sc_time ack = wire(config, 16.0) + latency;
+  CHECK(sm_done == wire(config, 18432.0) + latency + ack);
+  CHECK(dma_done == wire(config, 17408.0) + latency + ack);
 }
 
 TEST_CASE("Link: a single write arrives after serialisation + latency; the ack comes back",
@@ -574,9 +634,12 @@ TEST_CASE("Link: debug transport crosses without timing; DMI is refused", "[link
 }
 
 TEST_CASE("Link: a bad configuration names the parameter", "[link]") {
-  for (const char* key : {"link.credits", "link.response_credits"}) {
+  for (const std::string key :
+       {"link.credits", "link.response_credits", "link.sm_max_payload_bytes"}) {
     t3::LinkConfig config;
-    (std::string(key) == "link.credits" ? config.credits : config.response_credits) = 0;
+    (key == "link.credits"            ? config.credits
+     : key == "link.response_credits" ? config.response_credits
+                                      : config.sm_max_payload_bytes) = 0;
     try {
       t3::NvLink link("link", config);
       FAIL("no error");
