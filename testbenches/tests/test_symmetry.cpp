@@ -216,12 +216,12 @@ void check_symmetric(int tp, const std::string& topology) {
          {"transfers", "bytes_read", "bytes_written", "bytes_updated", "errors"}) {
       CHECK(sym["dma"][count] == one["dma"][count]);
     }
-    // (5.07% apart on t3-mca at TP 8, whose gate follows each queue's communication backlog;
-    // 6.34% on t3 at TP 4 and 7.03% on ideal-rs-nmc at TP 8, whose GPUs' hashed DRAM maps meet
-    // each rotated chunk at other banks.)
-    const double latency_apart = name == "ideal-rs-nmc"             ? 0.075
-                                 : name == "t3-mca" || name == "t3" ? 0.07
-                                                                    : 0.05;
+    // (7.86% apart on t3-mca at TP 4, whose gate follows each queue's communication backlog;
+    // 7.98% on t3 at TP 8 on the mesh and 7.03% on ideal-rs-nmc at TP 8, whose GPUs' hashed DRAM
+    // maps meet each rotated chunk at other banks, where the bank scheduler's look-ahead to ready
+    // banks orders their misses differently.)
+    const double latency_apart =
+        name == "ideal-rs-nmc" || name == "t3-mca" || name == "t3" ? 0.085 : 0.05;
     for (const char* mean : {"mean_piece_read_ns", "mean_piece_write_ns"}) {
       CHECK(std::abs(relative(one["dma"][mean], sym["dma"][mean])) <= latency_apart);
     }
