@@ -4,14 +4,14 @@
 // workgroups, in order), and dispatcher::kQueues hardware queues. A doorbell of
 // queue q validates the descriptor; a valid launch, after sm.launch_latency_ns, hands its
 // workgroups in wg_order(...) to free SM slots (sm.count SMs x sm.occupancy; a GEMM workgroup
-// takes gemm_slots of them), sm.dispatch_ns apart, wave after wave as slots free up. Launches on different queues run at once and share the
-// slots: a free slot takes the next workgroup of the running launch of highest queue PRIORITY
-// (ties: the lower queue) among the launches whose SM range (SM_FIRST, SM_COUNT) holds a free
-// slot, so a launch confined to busy SMs does not hold back one whose SMs are free. Completion or
-// rejection raises the queue's line `irq[q]` until its IRQ_ACK. A doorbell while the queue runs a
-// kernel is rejected (STATUS failed, ERROR busy, irq); the running kernel goes on and sets STATUS
-// again when it ends. The block also holds the mailbox (plain words that collectives use as flags;
-// any GPU reaches them through MMIO).
+// takes gemm_slots of them), sm.dispatch_ns apart, wave after wave as slots free up. Launches on
+// different queues run at once and share the slots: a free slot takes the next workgroup of the
+// running launch of highest queue PRIORITY (ties: the lower queue) among the launches whose SM
+// range (SM_FIRST, SM_COUNT) holds a free slot, so a launch confined to busy SMs does not hold back
+// one whose SMs are free. Completion or rejection raises the queue's line `irq[q]` until its
+// IRQ_ACK. A doorbell while the queue runs a kernel is rejected (STATUS failed, ERROR busy, irq);
+// the running kernel goes on and sets STATUS again when it ends. The block also holds the mailbox
+// (plain words that collectives use as flags; any GPU reaches them through MMIO).
 #pragma once
 
 #include <array>
