@@ -1,6 +1,6 @@
-// What the golden suites of the two ring collectives (test_collective: on the SMs;
-// test_dma_collective: by DMA and near-memory updates) share: the group they run on, the data
-// every GPU starts with, and which collective a case checks.
+// What the golden suites of the collectives (ring, direct and NVLS on the SMs; ring and direct by
+// DMA and near-memory updates) share: the group they run on, the data every GPU starts with and
+// ends with, and which collective a case checks.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,10 @@
 #include <vector>
 
 #include "config/config_io.h"
+#include "harness/debug_access.h"
+#include "models/system/tp_group.h"
+#include "protocol/ring.h"
+#include "tlm_interconnect/element.h"
 #include "workloads/collective_program.h"
 
 namespace t3::ring_testing {
@@ -48,6 +52,63 @@ inline std::vector<CollectiveOp> ops_of(Check check) {
       break;
   }
   return {CollectiveOp::ReduceScatter, CollectiveOp::AllGather};
+}
+
+// The chunk (of n over `total` elements) that element i falls in.
+inline int chunk_of(std::int64_t total, int n, std::int64_t i) {
+  for (int c = 0; c < n; ++c) {
+    if (i < chunk_range(total, n, c).end) return c;
+  }
+  return n - 1;
+}
+
+// Writes every GPU's starting buffer (buffers[g], `total` elements of `type`): its input, or for
+// an all-gather the gathered values of the chunk it owns (`owned(g, n)`) and kUntouched elsewhere.
+template <class Owned>
+void preload(TpGroup& group, const std::vector<std::uint64_t>& buffers, Check check,
+             ElementType type, std::int64_t total, Owned owned) {
+  const int n = static_cast<int>(buffers.size());
+  for (int g = 0; g < n; ++g) {
+    Bytes bytes(static_cast<std::size_t>(bytes_of(type, total)));
+    for (std::int64_t i = 0; i < total; ++i) {
+      const int chunk = chunk_of(total, n, i);
+      const std::int64_t offset = i - chunk_range(total, n, chunk).first;
+      float value = input(g, i);
+      if (check == Check::AllGather) {
+        value = chunk == owned(g, n) ? gathered(chunk, offset) : kUntouched;
+      }
+      store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
+    }
+    debug_write(group.gpu(g).router, buffers[static_cast<std::size_t>(g)], bytes);
+  }
+}
+
+// Elements of GPU g's buffer that differ from what the check leaves there: a reduce-scatter the
+// owned chunk reduced and every other one as it was, an all-gather every chunk gathered, an
+// all-reduce every element reduced. `first_wrong` is the first such element's index, or -1.
+template <class Owned>
+std::int64_t wrong_elements(TpGroup& group, std::uint64_t buffer, int g, int n, Check check,
+                            ElementType type, std::int64_t total, Owned owned,
+                            std::int64_t& first_wrong) {
+  const Bytes bytes =
+      debug_read(group.gpu(g).router, buffer, static_cast<std::size_t>(bytes_of(type, total)));
+  std::int64_t wrong = 0;
+  first_wrong = -1;
+  for (std::int64_t i = 0; i < total; ++i) {
+    const int chunk = chunk_of(total, n, i);
+    float sum = 0;
+    for (int h = 0; h < n; ++h) sum += input(h, i);
+    float expected = sum;
+    if (check == Check::ReduceScatter) {
+      expected = chunk == owned(g, n) ? sum : input(g, i);
+    } else if (check == Check::AllGather) {
+      expected = gathered(chunk, i - chunk_range(total, n, chunk).first);
+    }
+    if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
+      if (wrong++ == 0) first_wrong = i;
+    }
+  }
+  return wrong;
 }
 
 }  // namespace t3::ring_testing

@@ -59,26 +59,9 @@ void golden(const GoldenCase& gc) {
   group.load(ring_programs(plan, spec, ops));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
 
-  const auto type = gc.element;
-  const auto chunk_at = [&](std::int64_t i) {
-    for (int c = 0; c < n; ++c) {
-      if (i < chunk_range(total, n, c).end) return c;
-    }
-    return n - 1;
-  };
-  for (int g = 0; g < n; ++g) {
-    Bytes bytes(static_cast<std::size_t>(spec.bytes));
-    for (std::int64_t i = 0; i < total; ++i) {
-      const int chunk = chunk_at(i);
-      const std::int64_t offset = i - chunk_range(total, n, chunk).first;
-      float value = input(g, i);
-      if (gc.check == Check::AllGather) {
-        value = chunk == owner_chunk(g, n) ? gathered(chunk, offset) : kUntouched;
-      }
-      store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
-    }
-    debug_write(group.gpu(g).router, plan[static_cast<std::size_t>(g)].buffer, bytes);
-  }
+  std::vector<std::uint64_t> buffers;
+  for (const auto& rank : plan) buffers.push_back(rank.buffer);
+  preload(group, buffers, gc.check, gc.element, total, owner_chunk);
   sc_core::sc_start();
   REQUIRE(group.host_error().empty());
   REQUIRE(group.hosts_done());
@@ -87,24 +70,10 @@ void golden(const GoldenCase& gc) {
   std::uint64_t data_expected = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g << " of " << n << " (" << gc.topology << ")");
-    const Bytes bytes = debug_read(group.gpu(g).router, plan[static_cast<std::size_t>(g)].buffer,
-                                   static_cast<std::size_t>(spec.bytes));
-    std::int64_t wrong = 0, first_wrong = -1;
-    for (std::int64_t i = 0; i < total; ++i) {
-      const int chunk = chunk_at(i);
-      const std::int64_t offset = i - chunk_range(total, n, chunk).first;
-      float sum = 0;
-      for (int h = 0; h < n; ++h) sum += input(h, i);
-      float expected = sum;
-      if (gc.check == Check::ReduceScatter) {
-        expected = chunk == owner_chunk(g, n) ? sum : input(g, i);
-      } else if (gc.check == Check::AllGather) {
-        expected = gathered(chunk, offset);
-      }
-      if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
-        if (wrong++ == 0) first_wrong = i;
-      }
-    }
+    std::int64_t first_wrong = -1;
+    const std::int64_t wrong =
+        wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n, gc.check, gc.element,
+                       total, owner_chunk, first_wrong);
     INFO("first wrong element " << first_wrong);
     CHECK(wrong == 0);
     for (int peer = 0; peer < n; ++peer) {

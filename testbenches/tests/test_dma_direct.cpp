@@ -47,21 +47,6 @@ struct GoldenCase {
   std::int64_t elements = 0;  // of the whole buffer; 0: chunks of 6000
 };
 
-// What rank g holds at the end in element i (chunk `chunk`, element `offset` of it).
-float expected_value(const GoldenCase& gc, int g, std::int64_t i, int chunk, std::int64_t offset) {
-  float sum = 0;
-  for (int h = 0; h < gc.gpus; ++h) sum += input(h, i);
-  switch (gc.check) {
-    case Check::ReduceScatter:  // the owned chunk reduced, every other one left as it was
-      return chunk == t3_owned_chunk(g, gc.gpus) ? sum : input(g, i);
-    case Check::AllGather:
-      return gathered(chunk, offset);
-    case Check::AllReduce:
-      break;
-  }
-  return sum;
-}
-
 // Preloads every rank's buffer, runs the programs, compares every element and checks that the
 // engines sent exactly the schedule: no forwarding, every update applied at its owner, every
 // byte on the links once per hop of its route.
@@ -78,26 +63,7 @@ void golden(const GoldenCase& gc) {
   group.load(dma_collective_programs(config, buffers, spec, ops));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
 
-  const auto type = gc.element;
-  const auto chunk_at = [&](std::int64_t i) {
-    for (int c = 0; c < n; ++c) {
-      if (i < chunk_range(total, n, c).end) return c;
-    }
-    return n - 1;
-  };
-  for (int g = 0; g < n; ++g) {
-    Bytes bytes(static_cast<std::size_t>(total * eb));
-    for (std::int64_t i = 0; i < total; ++i) {
-      const int chunk = chunk_at(i);
-      const std::int64_t offset = i - chunk_range(total, n, chunk).first;
-      float value = input(g, i);
-      if (gc.check == Check::AllGather) {
-        value = chunk == t3_owned_chunk(g, n) ? gathered(chunk, offset) : kUntouched;
-      }
-      store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
-    }
-    debug_write(group.gpu(g).router, buffers[g], bytes);
-  }
+  preload(group, buffers, gc.check, gc.element, total, t3_owned_chunk);
   sc_core::sc_start();
   REQUIRE(group.host_error().empty());
   REQUIRE(group.hosts_done());
@@ -106,17 +72,10 @@ void golden(const GoldenCase& gc) {
   std::uint64_t link_payload_expected = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g << " of " << n << " (" << gc.topology << ")");
-    const Bytes bytes =
-        debug_read(group.gpu(g).router, buffers[g], static_cast<std::size_t>(total * eb));
-    std::int64_t wrong = 0, first_wrong = -1;
-    for (std::int64_t i = 0; i < total; ++i) {
-      const int chunk = chunk_at(i);
-      const float expected =
-          expected_value(gc, g, i, chunk, i - chunk_range(total, n, chunk).first);
-      if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
-        if (wrong++ == 0) first_wrong = i;
-      }
-    }
+    std::int64_t first_wrong = -1;
+    const std::int64_t wrong =
+        wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n, gc.check, gc.element,
+                       total, t3_owned_chunk, first_wrong);
     INFO("first wrong element " << first_wrong);
     CHECK(wrong == 0);
 
