@@ -298,6 +298,20 @@ void append_launch(Program& p, std::uint64_t base, const Launch& l) {
   p.commands.push_back({HostCommand::Kind::WaitKernel, base, 0, n});
 }
 
+// Loads one fp16 GEMM of m x n x k on tm x tn x tk tiles into a bench's host: A at 0, B at 16 MiB
+// and the output at 32 MiB of its HBM.
+void load_gemm(Bench& bench, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t tm,
+               std::int64_t tn, std::int64_t tk) {
+  Launch l{};
+  l.m = m, l.n = n, l.k = k, l.tile_m = tm, l.tile_n = tn, l.tile_k = tk;
+  l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
+  l.a = bench.hbm(0), l.b = bench.hbm(16 << 20);
+  l.outs = {{bench.hbm(32 << 20)}};
+  Program program;
+  append_launch(program, bench.dispatcher_base(), l);
+  bench.host.load(program);
+}
+
 // The dispatch order the test expects, from the definitions of the orders.
 std::vector<std::int64_t> expected_order(std::int64_t rows, std::int64_t cols, WgOrder order,
                                          std::int64_t chunks, std::int64_t first) {
@@ -462,16 +476,7 @@ TEST_CASE("SM GEMM pipeline stages hide memory latency", "[sm][gemm][timing]") {
   };
   Bench two("two", setup_with(2));
   Bench four("four", setup_with(4));
-  for (Bench* bench : {&two, &four}) {
-    Launch l{};
-    l.m = 256, l.n = 256, l.k = 1024, l.tile_m = 64, l.tile_n = 64, l.tile_k = 32;
-    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
-    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
-    l.outs = {{bench->hbm(32 << 20)}};
-    Program program;
-    append_launch(program, bench->dispatcher_base(), l);
-    bench->host.load(program);
-  }
+  for (Bench* bench : {&two, &four}) load_gemm(*bench, 256, 256, 1024, 64, 64, 32);
   sc_core::sc_start();
   REQUIRE(two.host.error() == "");
   REQUIRE(four.host.error() == "");
@@ -601,16 +606,7 @@ TEST_CASE("SM GEMM compute-bound run takes the first-principles time, the same i
   const double tile_s = 2.0 * tm * tn * k / rate;  // one tile alone on an SM
   const double expected_ns = setup.sm.launch_latency_ns + waves * setup.sm.occupancy * tile_s * 1e9;
 
-  for (Bench* bench : {&timing, &functional}) {
-    Launch l{};
-    l.m = m, l.n = n, l.k = k, l.tile_m = tm, l.tile_n = tn, l.tile_k = tk;
-    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
-    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
-    l.outs = {{bench->hbm(32 << 20)}};
-    Program program;
-    append_launch(program, bench->dispatcher_base(), l);
-    bench->host.load(program);
-  }
+  for (Bench* bench : {&timing, &functional}) load_gemm(*bench, m, n, k, tm, tn, tk);
   sc_core::sc_start();
   REQUIRE(timing.host.error() == "");
   REQUIRE(functional.host.error() == "");
@@ -688,16 +684,7 @@ TEST_CASE("SM GEMM with one resident workgroup per SM: never two at once, same c
 
   const std::int64_t m = 512, n = 256, k = 1024, tm = 64, tn = 64, tk = 32;
   const std::int64_t tiles = (m / tm) * (n / tn);
-  for (Bench* bench : {&bounded, &unbounded}) {
-    Launch l{};
-    l.m = m, l.n = n, l.k = k, l.tile_m = tm, l.tile_n = tn, l.tile_k = tk;
-    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
-    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
-    l.outs = {{bench->hbm(32 << 20)}};
-    Program program;
-    append_launch(program, bench->dispatcher_base(), l);
-    bench->host.load(program);
-  }
+  for (Bench* bench : {&bounded, &unbounded}) load_gemm(*bench, m, n, k, tm, tn, tk);
   sc_core::sc_start();
   REQUIRE(bounded.host.error() == "");
   REQUIRE(unbounded.host.error() == "");
@@ -749,16 +736,7 @@ TEST_CASE("SM keeps requests in flight up to its capacity, at its port's rate", 
   wide_setup.sm.max_inflight_bytes = 64 * setup.sm.request_bytes;
   Bench narrow("narrow", narrow_setup);
   Bench wide("wide", wide_setup);
-  for (Bench* bench : {&narrow, &wide}) {
-    Launch l{};
-    l.m = 256, l.n = 256, l.k = 1024, l.tile_m = 64, l.tile_n = 64, l.tile_k = 64;
-    l.element = ElementType::Fp16, l.out_element = ElementType::Fp16;
-    l.a = bench->hbm(0), l.b = bench->hbm(16 << 20);
-    l.outs = {{bench->hbm(32 << 20)}};
-    Program program;
-    append_launch(program, bench->dispatcher_base(), l);
-    bench->host.load(program);
-  }
+  for (Bench* bench : {&narrow, &wide}) load_gemm(*bench, 256, 256, 1024, 64, 64, 64);
   sc_core::sc_start();
   REQUIRE(narrow.host.error() == "");
   REQUIRE(wide.host.error() == "");
