@@ -93,8 +93,8 @@ class Sm : public sc_core::sc_module {
     Ticket all;                                   // every request in flight: the fence
     std::vector<std::unique_ptr<Ticket>> pieces;  // a ring step's reads, one per piece
     WgDone* result = nullptr;                     // where a fault is recorded
-    sc_core::sc_time flags_acked;  // when the last posted flag store's acknowledgement arrives
-    std::vector<unsigned char> a, b, out;  // one K-step's A and B sub-tiles; the output tile
+    sc_core::sc_time flags_acked;       // when the last posted flag store's acknowledgement arrives
+    std::vector<unsigned char> a, out;  // a streaming step's input; the output tile
     std::vector<std::vector<unsigned char>> stage_a, stage_b;  // a GEMM's K-steps, step % stages
     std::vector<float> a_values, b_values, acc;
     std::vector<unsigned char> received, local;  // one piece of a collective
