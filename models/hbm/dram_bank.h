@@ -163,15 +163,21 @@ struct DramTiming {
 // go back to its entry's arrival), so the bus keeps the latest bookings and finds the first gap.
 class RowCommandBus {
  public:
-  RowCommandBus() { busy_.reserve(kKept + 1); }
   // The earliest start at or after `at` of a free stretch of `length`, which it books.
   std::uint64_t book(std::uint64_t at, std::uint64_t length) {
-    auto next = std::upper_bound(busy_.begin(), busy_.end(), at,
-                                 [](std::uint64_t t, const Booking& b) { return t < b.start; });
-    if (next != busy_.begin() && std::prev(next)->end > at) at = std::prev(next)->end;
-    for (; next != busy_.end() && next->start < at + length; ++next) at = std::max(at, next->end);
-    busy_.insert(next, {at, at + length});
-    if (busy_.size() > kKept) busy_.erase(busy_.begin());
+    // The first booking starting after `at`, searched from the latest: bookings come in nearly
+    // rising time, so the search ends within a step or two.
+    std::size_t next = size_;
+    while (next > 0 && slot(next - 1).start > at) --next;
+    if (next > 0 && slot(next - 1).end > at) at = slot(next - 1).end;
+    for (; next < size_ && slot(next).start < at + length; ++next)
+      at = std::max(at, slot(next).end);
+    for (std::size_t i = size_; i > next; --i) slot(i) = slot(i - 1);  // the later ones move up
+    slot(next) = {at, at + length};
+    if (++size_ > kKept) {  // forget the earliest
+      head_ = (head_ + 1) & (kSlots - 1);
+      --size_;
+    }
     return at;
   }
 
@@ -179,11 +185,16 @@ class RowCommandBus {
   struct Booking {
     std::uint64_t start, end;
   };
+  Booking& slot(std::size_t i) { return busy_[(head_ + i) & (kSlots - 1)]; }
   // Bookings kept: older ones lie far behind every timer's next command (each timer's ACTs rise
-  // by tRRD), so forgetting them frees nothing a command could still take. A sorted array this
-  // small is cheaper than a tree: no allocation per command.
+  // by tRRD), so forgetting them frees nothing a command could still take. A sorted ring: no
+  // allocation per command, and forgetting the earliest moves none of the others.
   static constexpr std::size_t kKept = 64;
-  std::vector<Booking> busy_;  // by start, disjoint
+  static constexpr std::size_t kSlots = 128;  // a power of two with room for kKept + 1
+  static_assert(kSlots > kKept && (kSlots & (kSlots - 1)) == 0, "RowCommandBus ring size");
+  std::array<Booking, kSlots> busy_{};  // [head_, head_ + size_) by start, disjoint
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
 };
 
 // One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is

@@ -12,6 +12,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -286,6 +287,38 @@ TEST_CASE("Bank row-command bus: a command takes the first free stretch from its
   CHECK(bus.book(6, 2) == 7);    // [7, 9)
   CHECK(bus.book(8, 2) == 13);   // [9, 10) is one clock, too short for an ACT
   CHECK(bus.book(9, 1) == 9);    // but takes a PRE
+}
+
+// The bus as a sorted list that keeps its 64 latest-starting bookings, written plainly: the
+// ring must book every command where this does, across wrap-arounds and late bookings.
+std::uint64_t book_in_sorted_list(std::vector<std::pair<std::uint64_t, std::uint64_t>>& busy,
+                                  std::uint64_t at, std::uint64_t length) {
+  auto next = std::upper_bound(busy.begin(), busy.end(), at,
+                               [](std::uint64_t t, const auto& b) { return t < b.first; });
+  if (next != busy.begin() && std::prev(next)->second > at) at = std::prev(next)->second;
+  for (; next != busy.end() && next->first < at + length; ++next) at = std::max(at, next->second);
+  busy.insert(next, {at, at + length});
+  if (busy.size() > 64) busy.erase(busy.begin());
+  return at;
+}
+
+TEST_CASE("Bank row-command bus: the ring books as a sorted list of the latest 64 does",
+          "[bank][timing]") {
+  RowCommandBus bus;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> list;
+  std::uint64_t state = 12345, time = 0;
+  int moved = 0;
+  for (int i = 0; i < 5000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    time += (state >> 33) % 4;                      // mostly rising, ...
+    const std::uint64_t back = (state >> 40) % 60;  // ... some commands go back up to 60 clocks
+    const std::uint64_t at = time > back ? time - back : 0;
+    const std::uint64_t length = 1 + (state >> 50) % 2;  // a PRE or an ACT
+    const std::uint64_t expected = book_in_sorted_list(list, at, length);
+    if (expected != at) ++moved;
+    REQUIRE(bus.book(at, length) == expected);
+  }
+  CHECK(moved > 1000);  // the sequence does meet busy stretches
 }
 
 TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
