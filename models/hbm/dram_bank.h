@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "config/system_config.h"
 #include "models/hbm/address_hash.h"
 #include "models/hbm/refresh.h"
@@ -308,13 +310,13 @@ class PseudoChannelTimer {
     return banks_[to_size(index * bank_groups_ + group)];
   }
 
+  // The state an entry's service reads comes first and lies in this object (banks and rows
+  // inline for up to 16 banks, every preset's 4 x 4): a timer is reached through no pointer of
+  // its own, since its lines have mostly left the cache by the time its queue is served again.
   const DramTiming& t_;
   RowCommandBus* row_bus_;  // nullptr: row commands meet no other pseudo-channel's
   int bank_groups_;
   int banks_per_group_;
-  std::vector<Bank> banks_;
-  // Per bank index, the row of its last ACT in any bank group (-1: none since the last refresh).
-  std::vector<std::int64_t> activated_row_;
   // Earliest next ACT: by tFAW, a ring over the last four ACTs (oldest_act_ its oldest entry), and
   // by tRRD_L / tRRD_S after the last ACT in the same / another bank group.
   std::array<std::uint64_t, 4> faw_ready_{};
@@ -329,15 +331,18 @@ class PseudoChannelTimer {
   std::uint64_t last_write_end_ = 0;  // end of the last write's data
   int last_write_group_ = -1;
   std::uint64_t bus_free_ = 0;  // data bus free from here
-  // Per bank group, after in-bank updates: the next update's column (each burst takes the group's
-  // column path twice, its read and its write, tCCD_L each), and any other column (tCCD_L after
-  // the last sum's write column).
-  std::array<std::uint64_t, kMaxBankGroups> update_column_ready_{};
-  std::array<std::uint64_t, kMaxBankGroups> column_ready_after_update_{};
   Refresh refresh_;
   bool any_open_ = false;         // some bank holds a row open
   std::uint64_t open_since_ = 0;  // the activation that ended the last all-closed stretch
   std::uint64_t open_time_ = 0;   // all-open stretches closed by a refresh, summed
+  // Per bank index, the row of its last ACT in any bank group (-1: none since the last refresh).
+  boost::container::small_vector<std::int64_t, 4> activated_row_;
+  boost::container::small_vector<Bank, 16> banks_;
+  // Per bank group, after in-bank updates: the next update's column (each burst takes the group's
+  // column path twice, its read and its write, tCCD_L each), and any other column (tCCD_L after
+  // the last sum's write column).
+  std::array<std::uint64_t, kMaxBankGroups> column_ready_after_update_{};
+  std::array<std::uint64_t, kMaxBankGroups> update_column_ready_{};
   std::shared_ptr<const UpdatePlacement> placement_;
   std::vector<std::uint64_t> update_ready_;  // scratch of the placement: one time per burst
 };

@@ -49,7 +49,10 @@ struct MemoryController::Impl {
     std::unique_ptr<ArbitrationPolicy> policy;
     bool admits_everything = false;            // policy->admits_everything(), kept beside the queue
     std::unique_ptr<BankScheduler> scheduler;  // bank model only, as is `bank`
-    std::unique_ptr<BankTiming> bank;
+    // In the queue, not behind a pointer: an arrival and a service each read it, and a pointer
+    // to follow first is one more cache miss on the way (the scheduler keeps its address:
+    // `queues` is reserved whole and never grows).
+    std::optional<BankTiming> bank;
   };
 
   Impl(MemoryController& owner, const HbmConfig& config, SimMode mode, std::uint64_t base)
@@ -78,8 +81,7 @@ struct MemoryController::Impl {
       queue.admits_everything = queue.policy->admits_everything();
       if (banked) {
         queue.scheduler = make_bank_scheduler(config);
-        queue.bank = std::make_unique<BankTiming>(config, *dram_timing,
-                                                  &row_buses[to_size(q / per_channel)]);
+        queue.bank.emplace(config, *dram_timing, &row_buses[to_size(q / per_channel)]);
         queue.scheduler->look_at(&queue.bank->banks());
       }
     }
