@@ -1,11 +1,12 @@
 // Simulation speed of a whole sweep: runs `t3sim sweep` (the paper's suite by default) as a child
-// process and reports its wall time against the 120 s target, the transactions it simulated, the
+// process and reports its wall time against the 60 s target, the transactions it simulated, the
 // transactions per second, and the peak memory of the largest simulation process, all measured
 // in this one run. With --baseline OTHER_T3SIM it also runs the same suite with that binary, one
 // sweep after the other, and prints the ratio of their wall times (the machines are noisy:
 // compare binaries side by side in one run, not against a figure from another day).
 // By default the sweep simulates one GPU per run under rotational symmetry wherever valid (the
-// 120 s target); --full simulates every GPU (the 15-minute target).
+// 60 s target, on two cores); --full simulates every GPU, a cluster job as a whole, whose targets
+// are per point (docs/performance.md), so its wall time is printed without one.
 // Usage: bench_sweep T3SIM [--suite paper|FILE] [--jobs N] [--out DIR] [--baseline T3SIM] [--full]
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -22,9 +23,8 @@
 
 namespace {
 
-constexpr double kTargetSeconds = 120.0;      // the whole paper sweep, one GPU per run
-constexpr double kFullTargetSeconds = 900.0;  // the same, every GPU simulated
-constexpr double kTargetMiB = 1024.0;         // peak memory of one simulation
+constexpr double kTargetSeconds = 60.0;  // the whole paper sweep, one GPU per run, two cores
+constexpr double kTargetMiB = 1024.0;    // peak memory of one simulation
 
 struct Options {
   std::string t3sim, suite = "paper", jobs, out = "bench-sweep-out", baseline;
@@ -152,12 +152,15 @@ int main(int argc, char* argv[]) {
     }
   }
   const double seconds = sweep.seconds;
-  const double target = options.full ? kFullTargetSeconds : kTargetSeconds;
   std::printf("bench_sweep: suite %s, %zu records, %.0f simulations, %s\n", options.suite.c_str(),
               records.size(), simulated_runs,
               options.full ? "every GPU simulated (--full)" : "one GPU per run where valid");
-  std::printf("  wall time             %10.1f s   (target %.0f s: ratio target / wall = %.3f)\n",
-              seconds, target, target / seconds);
+  if (options.full) {
+    std::printf("  wall time             %10.1f s\n", seconds);
+  } else {
+    std::printf("  wall time             %10.1f s   (target %.0f s: ratio target / wall = %.3f)\n",
+                seconds, kTargetSeconds, kTargetSeconds / seconds);
+  }
   std::printf("  simulation time, sum  %10.1f s   (over the simulation processes)\n", run_seconds);
   std::printf("  slowest simulation    %10.1f s   (%s)\n", slowest, slowest_name.c_str());
   std::printf("  transactions          %10.3g     (SM requests and DMA pieces)\n", transactions);
