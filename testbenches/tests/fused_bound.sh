@@ -29,7 +29,7 @@ GEMM = 100000.0
 def counters(s, time_ns):
     c = {"gpu0.hbm.busy_ns": s.get("hbm", 0.1) * 2 * time_ns,
          "gpu0.hbm.row_hits": 3, "gpu0.hbm.row_misses": 1,
-         "gpu0.sm.busy_ns": 0.5 * 2 * time_ns,
+         "gpu0.sm.busy_ns": 0.5 * 2 * time_ns, "gpu0.sm.budget_wait_ns": 3000.0,
          "gpu0.link.to_gpu3.busy_ns": s.get("link", 0.5) * time_ns,
          "gpu0.link.to_gpu1.busy_ns": 0.0,
          "gpu3.link.to_gpu0.busy_ns": 0.25 * time_ns}
@@ -114,6 +114,8 @@ assert t3["link_share_by_direction"] == {"GPU g -> g+1": 0.25 / 2, "GPU g -> g-1
 assert abs(t3["hbm_busy_share"] - 0.799) < 1e-9, t3["hbm_busy_share"]
 assert abs(t3["update_GBps_per_gpu"] - 512000 / 105100) < 1e-9, t3["update_GBps_per_gpu"]
 assert t3["row_hit_rate"] == 0.75, t3["row_hit_rate"]
+# SM: math pipes half busy; 3 us of request-capacity wait over 2 SMs.
+assert t3["sm_busy_share"] == 0.5 and t3["sm_budget_wait_ns_per_sm"] == 1500.0, t3
 # Queue: 1.96 entries per channel, 1.47 compute; the compute entries are 1000 granules of
 # updates and 500 sub-granule reads, so the wait per entry is the integral over 1500.
 queue = t3["queue"]["compute"]
