@@ -36,7 +36,8 @@ po::options_description collective_options() {
       "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
       "(every chunk straight to its owner by DMA, reduced there by near-memory updates; "
       "topology.kind fully-connected or switch), nvls (NCCL's NVLS on the SMs: each GPU reduces "
-      "its share in the switch with ld_reduce reads and multicasts it with multicast stores; "
+      "its share in the switch with ld_reduce reads and multicasts it with multicast stores, the "
+      "all-reduce both at once in one launch; "
       "topology.kind switch with topology.switch_reductions true)")(
       "bytes", po::value<std::int64_t>(),
       "buffer bytes per GPU (required), nccl-tests convention: the reduce-scatter input, the "
@@ -195,7 +196,7 @@ struct Request : CollectiveRequest {
   std::string op;  // as typed
   std::string impl_name;
   int n = 0;
-  std::size_t launches = 0;  // per GPU (all-reduce: two)
+  std::size_t launches = 0;  // per GPU (all-reduce: two, nvls one)
   std::string shape;         // "16 channels", "16 slices per chunk"
 };
 
@@ -235,7 +236,7 @@ Request parse_request(const po::variables_map& values) {
                      "; use --tp)");
   }
   r.bytes = checked_bytes(values);
-  r.launches = launches_of(r.kind).size();
+  r.launches = launches_of(r.kind, r.impl).size();
   if (values.count("omit-rank")) {
     r.omit_rank = values["omit-rank"].as<int>();
     if (r.omit_rank < 0 || r.omit_rank >= r.n) {

@@ -94,15 +94,18 @@ std::uint64_t sm_direct_data_bytes(const TpGroup& group, std::size_t ops,
 }
 
 // NVLS data on the links: each rank's owned chunk crosses every member's link once and the
-// owner's once more (reduce-scatter: n member reads to the switch, the sum back to the owner;
-// all-gather: the owner's store to the switch, n member writes out of it).
-std::uint64_t sm_nvls_data_bytes(std::size_t ops, const CollectiveSpec& spec) {
-  std::uint64_t total = 0;
+// owner's once more per half (reduce-scatter: n member reads to the switch, the sum back to the
+// owner; all-gather: the owner's store to the switch, n member writes out of it); the one-launch
+// all-reduce does both halves.
+std::uint64_t sm_nvls_data_bytes(const std::vector<CollectiveOp>& ops, const CollectiveSpec& spec) {
+  std::uint64_t per_half = 0;
   for (int owner = 0; owner < spec.ranks; ++owner) {
-    total += static_cast<std::uint64_t>(spec.ranks + 1) *
-             spec.chunk_bytes(owner_chunk(owner, spec.ranks));
+    per_half += static_cast<std::uint64_t>(spec.ranks + 1) *
+                spec.chunk_bytes(owner_chunk(owner, spec.ranks));
   }
-  return total * ops;
+  std::uint64_t halves = 0;
+  for (CollectiveOp op : ops) halves += op == CollectiveOp::NvlsAllReduce ? 2 : 1;
+  return per_half * halves;
 }
 
 // The programs with rank `omit`'s emptied (its host idles), or unchanged for -1.
@@ -143,7 +146,7 @@ void run_sm(TpGroup& group, CollectiveSpec spec, const std::vector<CollectiveOp>
   }
   result.time_ns = (last_end - first_doorbell).to_seconds() * 1e9;
   result.basis = "first doorbell to last kernel end, all GPUs";
-  result.data_bytes = spec.nvls     ? sm_nvls_data_bytes(ops.size(), spec)
+  result.data_bytes = spec.nvls     ? sm_nvls_data_bytes(ops, spec)
                       : spec.direct ? sm_direct_data_bytes(group, ops.size(), spec)
                                     : sm_ring_data_bytes(group, ops, spec);
 }
@@ -188,7 +191,11 @@ bool direct(CollectiveImpl impl) {
          impl == CollectiveImpl::Nvls;
 }
 
-std::vector<CollectiveOp> launches_of(CollectiveKind kind) {
+std::vector<CollectiveOp> launches_of(CollectiveKind kind, CollectiveImpl impl) {
+  // NCCL's NVLS all-reduce is one kernel: each slice reduced and multicast at once.
+  if (kind == CollectiveKind::AllReduce && impl == CollectiveImpl::Nvls) {
+    return {CollectiveOp::NvlsAllReduce};
+  }
   switch (kind) {
     case CollectiveKind::ReduceScatter:
       return {CollectiveOp::ReduceScatter};
@@ -202,7 +209,7 @@ std::vector<CollectiveOp> launches_of(CollectiveKind kind) {
 
 CollectiveResult run_collective(const CollectiveRequest& request, bool with_stats) {
   TpGroup group("group", request.config);
-  const std::vector<CollectiveOp> ops = launches_of(request.kind);
+  const std::vector<CollectiveOp> ops = launches_of(request.kind, request.impl);
   CollectiveResult result;
   if (on_sms(request.impl)) {
     run_sm(group, request.sm, ops, request.omit_rank, result);

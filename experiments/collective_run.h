@@ -26,8 +26,9 @@ enum class CollectiveImpl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc, Nvls };
 bool on_sms(CollectiveImpl impl);  // ring-sm, direct-sm, nvls
 bool direct(CollectiveImpl impl);  // direct-sm, direct-dma-nmc, nvls (its direct layout)
 
-// The dispatcher launches of each op: all-reduce is reduce-scatter then all-gather.
-std::vector<CollectiveOp> launches_of(CollectiveKind kind);
+// The dispatcher launches of each op: all-reduce is reduce-scatter then all-gather, but NVLS runs
+// it in one launch (CollectiveOp::NvlsAllReduce).
+std::vector<CollectiveOp> launches_of(CollectiveKind kind, CollectiveImpl impl);
 
 // What to run, checked by the caller: the SM implementations use `sm`, the dma-nmc ones `dma`.
 struct CollectiveRequest {

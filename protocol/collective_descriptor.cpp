@@ -42,6 +42,7 @@ const std::vector<CollectiveOpInfo>& collective_ops() {
       {CollectiveOp::Add, CollectiveAlgorithm::Add},
       {CollectiveOp::NvlsReduceScatter, CollectiveAlgorithm::Nvls},
       {CollectiveOp::NvlsAllGather, CollectiveAlgorithm::Nvls},
+      {CollectiveOp::NvlsAllReduce, CollectiveAlgorithm::Nvls},
   };
   return ops;
 }

@@ -26,6 +26,8 @@ const char* to_string(CollectiveOp op) {
       return "nvls reduce-scatter";
     case CollectiveOp::NvlsAllGather:
       return "nvls all-gather";
+    case CollectiveOp::NvlsAllReduce:
+      return "nvls all-reduce";
   }
   return "unknown";
 }
@@ -40,7 +42,8 @@ bool is_reduce_scatter(CollectiveOp op) {
 }
 
 bool is_nvls(CollectiveOp op) {
-  return op == CollectiveOp::NvlsReduceScatter || op == CollectiveOp::NvlsAllGather;
+  return op == CollectiveOp::NvlsReduceScatter || op == CollectiveOp::NvlsAllGather ||
+         op == CollectiveOp::NvlsAllReduce;
 }
 
 std::uint64_t direct_flag_area_bytes(int channels, int ranks) {

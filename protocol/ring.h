@@ -107,12 +107,13 @@ enum class CollectiveOp : std::uint32_t {
   Add = 4,
   NvlsReduceScatter = 5,  // NVLS ops: see "NVLS" below
   NvlsAllGather = 6,
+  NvlsAllReduce = 7,  // one launch: each slice reduced by the switch and multicast at once
 };
 
 const char* to_string(CollectiveOp op);
 bool is_direct(CollectiveOp op);
 bool is_reduce_scatter(CollectiveOp op);  // ReduceScatter, DirectReduceScatter, NvlsReduceScatter
-bool is_nvls(CollectiveOp op);
+bool is_nvls(CollectiveOp op);            // NvlsReduceScatter, NvlsAllGather, NvlsAllReduce
 
 // ---- Direct (fully-connected and switch fabrics) -----------------------------------------------
 //
@@ -152,6 +153,14 @@ bool is_nvls(CollectiveOp op);
 //   NVLS all-gather. For each slice of its range of the owned chunk the channel loads it locally
 //   and stores it through the multicast group: the switch writes it at the same position of every
 //   rank's buffer (its own included).
+//   NVLS all-reduce (one launch, as NCCL's NVLS all-reduce kernel runs it). For each slice of its
+//   range of the owned chunk the channel issues ld_reduce reads and, piece by piece as each sum
+//   comes back, stores it through the multicast group at the same position: every rank's buffer
+//   (its own included) ends with the sum. The reads of later pieces run ahead of the stores of
+//   earlier ones, so a GPU's link carries the members' copies towards the switch and the sums
+//   back at the same time, where the reduce-scatter then the all-gather would use one direction
+//   after the other. Only the owner reads or writes its chunk, and it stores a piece after its sum
+//   is back, so no flag beyond the arrival is needed.
 std::uint64_t direct_flag_area_bytes(int channels, int ranks);
 std::uint64_t arrival_flag(std::uint64_t flags, int channel, int ranks, int peer);
 

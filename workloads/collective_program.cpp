@@ -121,7 +121,7 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
              std::to_string(d::kQueues) + ")");
   }
-  if (static_cast<std::uint32_t>(launch.op) > d::kNvlsAllGather) {
+  if (static_cast<std::uint32_t>(launch.op) > d::kNvlsAllReduce) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
@@ -206,6 +206,9 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
       launch.more_rings.push_back(route(spec.ring_strides[i]));
     }
   }
+  if (op == CollectiveOp::NvlsAllReduce && !spec.nvls) {
+    bad_plan("ring_launch: the one-launch nvls all-reduce needs spec.nvls (a switch that reduces)");
+  }
   if (spec.direct) {
     launch.op =
         is_reduce_scatter(op) ? CollectiveOp::DirectReduceScatter : CollectiveOp::DirectAllGather;
@@ -222,8 +225,9 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
     }
   }
   if (spec.nvls) {
-    launch.op =
-        is_reduce_scatter(op) ? CollectiveOp::NvlsReduceScatter : CollectiveOp::NvlsAllGather;
+    launch.op = op == CollectiveOp::NvlsAllReduce ? op
+                : is_reduce_scatter(op)           ? CollectiveOp::NvlsReduceScatter
+                                                  : CollectiveOp::NvlsAllGather;
     launch.multicast = spec.multicast;
   }
   launch.label = std::string(to_string(launch.op)) + " rank " + std::to_string(rank) + " seq " +

@@ -110,12 +110,14 @@ Program collective_program(const CollectiveLaunch& launch);
 // The launch of `rank` in the ring over `plan` (next and previous ranks' areas filled in, for
 // every ring of spec.ring_strides). With spec.direct, `op` becomes its direct form and the peer
 // strides are filled in (every rank's areas must be rank 0's moved by equal strides); with
-// spec.nvls as well, its NVLS form with the multicast group.
+// spec.nvls as well, its NVLS form with the multicast group. CollectiveOp::NvlsAllReduce (the
+// all-reduce in one launch) needs spec.nvls and stays as it is.
 CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
                              const CollectiveSpec& spec, int rank, CollectiveOp op,
                              std::uint32_t sequence);
 // One program per rank: the ops launched one after the other (each waited for), sequences
-// first_sequence, first_sequence + 1, ... (all-reduce: {ReduceScatter, AllGather}).
+// first_sequence, first_sequence + 1, ... (all-reduce: {ReduceScatter, AllGather}, or
+// {NvlsAllReduce} in one launch with spec.nvls).
 std::vector<Program> ring_programs(const std::vector<CollectiveGpuLayout>& plan,
                                    const CollectiveSpec& spec, const std::vector<CollectiveOp>& ops,
                                    std::uint32_t first_sequence = 1);

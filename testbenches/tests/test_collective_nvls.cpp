@@ -1,10 +1,13 @@
 // NVLS collectives on the SMs through the switch's multicast group (protocol/ring.h, NVLS;
 // `t3sim collective --impl nvls`): the switch's ld_reduce and multicast store on one access,
-// functional goldens of reduce-scatter, all-gather and all-reduce on 2, 4 and 8 GPUs, the link
-// traffic they cause, and the refusals. Each case builds at most one design.
+// functional goldens of reduce-scatter, all-gather and all-reduce (two launches, and one that
+// reduces and multicasts each slice at once) on 2, 4 and 8 GPUs, the link traffic they cause, the
+// one-launch all-reduce's use of both link directions at once, and the refusals. Each case builds
+// at most one design.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "models/system/tp_group.h"
 #include "testbenches/tests/ring_testing.h"
 #include "tlm_interconnect/element.h"
+#include "tlm_interconnect/nvlink.h"
 #include "workloads/collective_program.h"
 
 using namespace t3;
@@ -170,11 +174,27 @@ struct GoldenCase {
   ElementType element = ElementType::Fp32;
   std::int64_t elements = 0;  // of the whole buffer; 0: chunks of 6000
   int channels = 3;
+  // All-reduce in one launch (CollectiveOp::NvlsAllReduce) instead of reduce-scatter then
+  // all-gather.
+  bool one_launch = false;
 };
+
+// The launches of a case: the check's ops, or the one-launch all-reduce.
+std::vector<CollectiveOp> launches(const GoldenCase& gc) {
+  if (gc.one_launch) return {CollectiveOp::NvlsAllReduce};
+  return ops_of(gc.check);
+}
+
+// Halves of the collective the launches do (the one-launch all-reduce does both).
+std::uint64_t halves(const std::vector<CollectiveOp>& ops) {
+  std::uint64_t count = 0;
+  for (CollectiveOp op : ops) count += op == CollectiveOp::NvlsAllReduce ? 2 : 1;
+  return count;
+}
 
 // Preloads every rank's buffer, runs the NVLS launches, compares every element and checks the
 // link traffic: each owned chunk crossed every member's link once and the owner's once more, per
-// op, and nothing else but the arrival flags.
+// half of the collective, and nothing else but the arrival flags (once per launch).
 void golden(const GoldenCase& gc) {
   const int n = gc.gpus;
   const SystemConfig config = group_config(n, true, kNvlsSwitch);
@@ -192,7 +212,7 @@ void golden(const GoldenCase& gc) {
   for (int g = 0; g < n; ++g) members.push_back(g);
   spec.multicast = group.switch_reducer()->add_group(members);
   const auto plan = plan_collective(config.address_map, spec, 8192);
-  const std::vector<CollectiveOp> ops = ops_of(gc.check);
+  const std::vector<CollectiveOp> ops = launches(gc);
   group.load(ring_programs(plan, spec, ops));
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
 
@@ -214,9 +234,9 @@ void golden(const GoldenCase& gc) {
     INFO("first wrong element " << first_wrong);
     CHECK(wrong == 0);
     data_expected +=
-        ops.size() * static_cast<std::uint64_t>(n + 1) * spec.chunk_bytes(owner_chunk(g, n));
+        halves(ops) * static_cast<std::uint64_t>(n + 1) * spec.chunk_bytes(owner_chunk(g, n));
   }
-  // The arrival flags: 8 bytes per channel, peer and op, over both links of the route.
+  // The arrival flags: 8 bytes per channel, peer and launch, over both links of the route.
   const std::uint64_t flags_expected = ops.size() * static_cast<std::uint64_t>(gc.channels) * 8 *
                                        2 * static_cast<std::uint64_t>(n * (n - 1));
   std::uint64_t link_payload = 0;
@@ -227,6 +247,9 @@ void golden(const GoldenCase& gc) {
   const MulticastStats& stats = group.switch_reducer()->stats();
   CHECK((stats.ld_reduces > 0) == (gc.check != Check::AllGather));
   CHECK((stats.stores > 0) == (gc.check != Check::ReduceScatter));
+  for (int g = 0; g < n; ++g) {
+    CHECK(group.gpu(g).dispatcher.launches().size() == ops.size());
+  }
 }
 
 }  // namespace
@@ -262,6 +285,68 @@ TEST_CASE("nvls all-reduce is exact with fewer elements than ranks", "[nvls]") {
   golden({8, Check::AllReduce, ElementType::Fp32, 5});
 }
 
+// The all-reduce in one launch: each slice reduced by the switch and multicast at once.
+TEST_CASE("nvls one-launch all-reduce is exact: 2 GPUs, fp32, uneven chunks", "[nvls]") {
+  golden({2, Check::AllReduce, ElementType::Fp32, 2 * 3001 + 1, 3, true});
+}
+TEST_CASE("nvls one-launch all-reduce is exact: 4 GPUs, fp16, uneven chunks", "[nvls]") {
+  golden({4, Check::AllReduce, ElementType::Fp16, 4 * 777 + 3, 3, true});
+}
+TEST_CASE("nvls one-launch all-reduce is exact: 8 GPUs, bf16, uneven chunks", "[nvls]") {
+  golden({8, Check::AllReduce, ElementType::Bf16, 8 * 1001 + 5, 3, true});
+}
+TEST_CASE("nvls one-launch all-reduce is exact: 8 GPUs, fp32, empty channels", "[nvls]") {
+  golden({8, Check::AllReduce, ElementType::Fp32, 8 * 2 + 3, 4, true});
+}
+TEST_CASE("nvls one-launch all-reduce is exact with fewer elements than ranks", "[nvls]") {
+  golden({8, Check::AllReduce, ElementType::Fp16, 5, 3, true});
+}
+
+// The one-launch all-reduce overlaps its halves on the link: each GPU's link carries the members'
+// copies towards the switch and the multicast sums back at the same time. Run one after the
+// other, the halves keep one direction busy at a time (the reduce-scatter sends every member's
+// copy of every chunk up, the all-gather sends it down): the run would take at least 2 S / rate,
+// S the buffer, and each direction, carrying S (n + 1) / n in all, would be busy at most
+// (n + 1) / 2n of it (62.5% at 4 GPUs).
+TEST_CASE("nvls one-launch all-reduce keeps both directions of every link busy at once",
+          "[nvls][timing]") {
+  const int n = 4;
+  const SystemConfig config = group_config(n, false, kNvlsSwitch);
+  TpGroup group("group", config);
+  CollectiveSpec spec;
+  spec.ranks = n;
+  spec.bytes = 8 << 20;
+  spec.channels = 8;
+  spec.direct = true;
+  spec.nvls = true;
+  spec.multicast = group.switch_reducer()->add_group({0, 1, 2, 3});
+  const auto plan = plan_collective(config.address_map, spec);
+  run_to_completion(group, ring_programs(plan, spec, {CollectiveOp::NvlsAllReduce}));
+
+  sc_core::sc_time first = sc_core::sc_max_time(), last = sc_core::SC_ZERO_TIME;
+  for (int g = 0; g < n; ++g) {
+    const auto& records = group.gpu(g).dispatcher.launches();
+    REQUIRE(records.size() == 1);
+    first = std::min(first, records[0].doorbell);
+    last = std::max(last, records[0].end);
+  }
+  const double time_ns = (last - first).to_seconds() * 1e9;
+  // Payload per ns one direction carries, behind its 16-byte packet headers.
+  const double payload = static_cast<double>(max_payload_for(config.link, UnitKind::Sm));
+  const double rate = config.link.bandwidth_GBps * payload / (payload + config.link.header_bytes);
+  const auto bytes = static_cast<double>(spec.bytes);
+  INFO("all-reduce of " << bytes << " bytes took " << time_ns << " ns; a direction carries " << rate
+                        << " bytes/ns");
+  CHECK(time_ns < 2 * bytes / rate);            // the halves overlap
+  CHECK(time_ns > bytes * (n + 1) / n / rate);  // and no direction beats its rate
+  for (int l = 0; l < group.links(); ++l) {
+    for (int direction = 0; direction < 2; ++direction) {
+      INFO("link of GPU " << group.link_ends(l).a << ", direction " << direction);
+      CHECK(group.link(l).stats(direction).busy_ns > 0.7 * time_ns);
+    }
+  }
+}
+
 TEST_CASE("nvls launches carry their op and multicast group", "[nvls]") {
   const SystemConfig config = group_config(4, false, kNvlsSwitch);
   CollectiveSpec spec;
@@ -277,6 +362,13 @@ TEST_CASE("nvls launches carry their op and multicast group", "[nvls]") {
   CHECK(launch.multicast == 3);
   CHECK(launch.peer_stride == plan[1].buffer - plan[0].buffer);
   CHECK(ring_launch(plan, spec, 0, CollectiveOp::AllGather, 2).op == CollectiveOp::NvlsAllGather);
+  const CollectiveLaunch fused = ring_launch(plan, spec, 2, CollectiveOp::NvlsAllReduce, 3);
+  CHECK(fused.op == CollectiveOp::NvlsAllReduce);
+  CHECK(fused.multicast == 3);
+  spec.nvls = false;
+  CHECK_THROWS_WITH(ring_launch(plan, spec, 0, CollectiveOp::NvlsAllReduce, 1),
+                    Contains("nvls all-reduce needs spec.nvls"));
+  spec.nvls = true;
   spec.direct = false;
   CHECK_THROWS_WITH(plan_collective(config.address_map, spec), Contains("nvls"));
 }

@@ -134,8 +134,9 @@ class AddAlgorithm : public ChannelAlgorithm {
 };
 
 // NVLS (protocol/ring.h, NVLS): direct's arrival, then every slice of its range of the owned
-// chunk through the switch's multicast group: ld_reduce and a local store (reduce-scatter), or a
-// local load and a multicast store (all-gather).
+// chunk through the switch's multicast group: ld_reduce and a local store (reduce-scatter), a
+// local load and a multicast store (all-gather), or ld_reduce and a multicast store of each sum
+// as it comes back (all-reduce, one launch).
 class NvlsAlgorithm : public ChannelAlgorithm {
  public:
   bool run(ChannelOps& sm, RingChannel& channel) const override;

@@ -5,8 +5,9 @@
 namespace t3 {
 
 // One channel of an NVLS collective: arrival, then each slice of its range of the owned chunk,
-// either reduced by the switch (ld_reduce) and stored locally, or loaded locally and stored
-// through the multicast group into every rank.
+// reduced by the switch (ld_reduce) and stored locally (reduce-scatter), loaded locally and stored
+// through the multicast group into every rank (all-gather), or reduced by the switch and stored
+// through the multicast group piece by piece as each sum comes back (all-reduce, one launch).
 bool NvlsAlgorithm::run(ChannelOps& sm, RingChannel& c) const {
   const CollectiveKernel& k = c.k;
   const int n = k.ranks;
@@ -27,10 +28,15 @@ bool NvlsAlgorithm::run(ChannelOps& sm, RingChannel& c) const {
     if (part.size() == 0) continue;
     const std::uint64_t own = c.address(k.buffer, chunk, part.first);
     const std::uint64_t multicast = c.address(multicast_buffer, chunk, part.first);
-    const bool moved =
-        c.reduce_scatter
-            ? sm.direct_move(c, {{multicast, &ld_reduce}}, own, part.size())
-            : sm.direct_move(multicast_store, {{own, &c.local_read}}, multicast, part.size());
+    bool moved = false;
+    if (k.op == CollectiveOp::NvlsAllReduce) {
+      // direct_move stores each piece once its sum is back while later pieces' reads run ahead.
+      moved = sm.direct_move(multicast_store, {{multicast, &ld_reduce}}, multicast, part.size());
+    } else if (c.reduce_scatter) {
+      moved = sm.direct_move(c, {{multicast, &ld_reduce}}, own, part.size());
+    } else {
+      moved = sm.direct_move(multicast_store, {{own, &c.local_read}}, multicast, part.size());
+    }
     if (!moved) return false;
   }
   return !sm.faulted();
