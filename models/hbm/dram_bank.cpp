@@ -400,10 +400,11 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
   int group = where.first_group;
+  const bool logging = log_ != nullptr;  // a local: the stores below would reload the member
   // Burst i, its column command at `at`, occupies the bus; the last of its bank group sets the
   // bank's precharge floor.
   const auto place = [&](int i) {
-    if (log_ != nullptr) {
+    if (logging) {
       log(at, Write ? DramCommand::Kind::Write : DramCommand::Kind::Read, group, where.bank,
           static_cast<std::int64_t>(where.row));
     }
