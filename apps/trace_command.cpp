@@ -83,6 +83,24 @@ void print_bank_table(const BankActivity& activity) {
   }
 }
 
+// The bank model's commands by issue time, one a line: time in ns, then DRAMSys's Phases columns
+// (command, channel, pseudo-channel, i.e. DRAMSys's rank, bank group, bank in the group, row; -1
+// for a refresh's every bank).
+void write_commands(const std::string& path, std::vector<DramCommand> commands) {
+  std::stable_sort(commands.begin(), commands.end(),
+                   [](const DramCommand& a, const DramCommand& b) { return a.time < b.time; });
+  std::FILE* out = std::fopen(path.c_str(), "w");
+  if (out == nullptr) throw UsageError("--commands: cannot write '" + path + "'");
+  std::fprintf(out, "# time_ns command channel pseudo_channel bank_group bank row\n");
+  const double ns_per_unit = sc_core::sc_get_time_resolution().to_seconds() * 1e9;
+  for (const DramCommand& c : commands) {
+    std::fprintf(out, "%.3f %s %d %d %d %d %lld\n", static_cast<double>(c.time) * ns_per_unit,
+                 command_name(c.kind), c.channel, c.pseudo_channel, c.group, c.bank,
+                 static_cast<long long>(c.row));
+  }
+  if (std::fclose(out) != 0) throw UsageError("--commands: cannot write '" + path + "'");
+}
+
 }  // namespace
 
 po::options_description record_options() {
@@ -118,7 +136,10 @@ int trace_command(const std::vector<std::string>& args) {
       "gpu", po::value<int>()->default_value(0), "the GPU whose memory the trace addresses")(
       "element", po::value<std::string>()->default_value("fp16"),
       "element type of update lines (fp32, fp16, bf16)")("json", po::value<std::string>(),
-                                                         "write the results as JSON to this file");
+                                                         "write the results as JSON to this file")(
+      "commands", po::value<std::string>(),
+      "hbm.model bank: write every DRAM command the GPU's memory issued (ACT, PREPB, RD, WR, "
+      "PREAB, REFAB) with its time in ns, one a line in time order, to this file");
   options.add(play);
   const auto values = parse(args, options);
   if (print_help_if_asked(
@@ -132,7 +153,13 @@ int trace_command(const std::vector<std::string>& args) {
   }
   if (!values.count("play")) throw UsageError("--play FILE is required");
   if (values.count("json")) check_output(values["json"].as<std::string>(), "--json");
+  if (values.count("commands")) check_output(values["commands"].as<std::string>(), "--commands");
   const SystemConfig config = system_from(values);
+  if (values.count("commands") && config.hbm.model != HbmModel::Bank) {
+    throw UsageError(
+        "--commands: the system's hbm.model is not bank (the simple model issues no "
+        "DRAM commands)");
+  }
   const int gpu = gpu_of(values, config);
   const std::string through = through_of(values);
   TracePlayerOptions player = player_options(values);
@@ -149,6 +176,8 @@ int trace_command(const std::vector<std::string>& args) {
   player.cache_hint = through == "hbm" ? CacheHint::Uncached : CacheHint::Cached;
   player.check_data = config.sim.mode == SimMode::Functional;
   TracePlayer trace_player("player", std::move(records), player);
+  std::vector<DramCommand> commands;
+  if (values.count("commands")) group.gpu(gpu).memory.log_commands(&commands);
   if (through == "hbm") {
     trace_player.socket.bind(group.gpu(gpu).memory_tap.inject);
   } else {
@@ -158,6 +187,7 @@ int trace_command(const std::vector<std::string>& args) {
   group.check_drained();
   const TracePlayResult& result = trace_player.result();
   if (!result.errors.empty()) throw std::runtime_error(result.errors.front());
+  if (values.count("commands")) write_commands(values["commands"].as<std::string>(), commands);
 
   const nlohmann::json memory = group.gpu(gpu).memory.report();
   const double mean = mean_of(result.latency_ns);

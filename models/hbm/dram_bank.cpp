@@ -201,6 +201,26 @@ void DramAddressMap::hash_digits(AddressHash kind, std::uint64_t last_granule) {
   hashed_ = true;
 }
 
+const char* command_name(DramCommand::Kind kind) {
+  switch (kind) {
+    case DramCommand::Kind::Activate:
+      return "ACT";
+    case DramCommand::Kind::Precharge:
+      return "PREPB";
+    case DramCommand::Kind::Read:
+      return "RD";
+    case DramCommand::Kind::Write:
+      return "WR";
+    case DramCommand::Kind::Update:
+      return "UPD";
+    case DramCommand::Kind::PrechargeAll:
+      return "PREAB";
+    case DramCommand::Kind::Refresh:
+      break;
+  }
+  return "REFAB";
+}
+
 // The clock counts become ns once, here (config/dram_timing.h), then time-resolution units.
 DramTiming::DramTiming(const HbmConfig& config, double units_per_ns) {
   const DramTimingNs t = dram_timing_ns(config);
@@ -253,6 +273,10 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
     if (b.open_row >= 0) start = std::max(start, b.pre_ready);
   }
   const std::uint64_t end = start + refresh_.duration();
+  if (log_ != nullptr) {
+    log(start, DramCommand::Kind::PrechargeAll, -1, -1, -1);
+    log(start + t_.rp, DramCommand::Kind::Refresh, -1, -1, -1);
+  }
   if (any_open_) {
     open_time_ += start > open_since_ ? start - open_since_ : 0;
     any_open_ = false;
@@ -274,6 +298,8 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
   if (b.open_row >= 0) {  // PRE, then tRP
     std::uint64_t precharge = std::max(earliest, b.pre_ready);
     if (row_bus_ != nullptr) precharge = row_bus_->book(precharge, t_.pre_command);
+    if (log_ != nullptr)
+      log(precharge, DramCommand::Kind::Precharge, group, bank_index(b), b.open_row);
     at = precharge + t_.rp;
   }
   at = std::max(at, b.act_ready);
@@ -281,6 +307,7 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
   // faw_ready_[oldest_act_] is tFAW after the fourth ACT back (0 until four have issued).
   at = std::max(at, faw_ready_[oldest_act_]);
   if (row_bus_ != nullptr) at = row_bus_->book(at, t_.act_command);  // later meets all the above
+  if (log_ != nullptr) log(at, DramCommand::Kind::Activate, group, bank_index(b), row);
   faw_ready_[oldest_act_] = at + t_.faw;
   oldest_act_ = (oldest_act_ + 1) & 3;
   act_same_group_ready_ = at + t_.rrd_l;
@@ -373,9 +400,14 @@ void PseudoChannelTimer::columns(const DramLocation& where, std::uint64_t arriva
   std::uint64_t bus_free = bus_free_;
   std::uint64_t at = 0;
   int group = where.first_group;
+  const bool logging = log_ != nullptr;  // a local: the stores below would reload the member
   // Burst i, its column command at `at`, occupies the bus; the last of its bank group sets the
   // bank's precharge floor.
   const auto place = [&](int i) {
+    if (logging) {
+      log(at, Write ? DramCommand::Kind::Write : DramCommand::Kind::Read, group, where.bank,
+          static_cast<std::int64_t>(where.row));
+    }
     bus_free = at + latency + burst;
     if (kBurstEnds) burst_end[i] = bus_free;
     if (i >= last_round) {
@@ -489,6 +521,9 @@ void PseudoChannelTimer::add_in_bank(const DramLocation& where, std::uint64_t ar
     if (bus_free > at + t_.cwl) at = bus_free - t_.cwl;
     bus_free = at + t_.cwl + t_.burst;
     const std::uint64_t sum_write = std::max(at + t_.ccd_l, bus_free) + alu;
+    if (log_ != nullptr) {
+      log(at, DramCommand::Kind::Update, group, where.bank, static_cast<std::int64_t>(where.row));
+    }
     applied = std::max(applied, sum_write + t_.burst);
     b.pre_ready = std::max(b.pre_ready, sum_write + t_.burst + t_.wr);
     update_column_ready_[g] = at + 2 * t_.ccd_l;

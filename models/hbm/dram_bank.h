@@ -137,6 +137,30 @@ struct DramRowSpan {
 };
 static_assert(kMaxBankGroups <= 255, "DramRowSpan keeps bank groups in a byte");
 
+// One DRAM command of the bank model, for a command log (t3sim trace --commands): the issue times
+// the timer computed, in the form of DRAMSys's Phases table (ACT, PREPB, RD, WR, PREAB, REFAB).
+// An in-bank update's column command (operand in, sum written back) is Update.
+struct DramCommand {
+  enum class Kind : std::uint8_t {
+    Activate,
+    Precharge,
+    Read,
+    Write,
+    Update,
+    PrechargeAll,
+    Refresh
+  };
+  std::uint64_t time = 0;  // issue, in time-resolution units
+  Kind kind = Kind::Activate;
+  std::int32_t channel = 0;
+  std::int32_t pseudo_channel = 0;
+  std::int32_t group = -1;  // -1: every bank (PrechargeAll, Refresh)
+  std::int32_t bank = -1;   // index within the group
+  std::int64_t row = -1;
+};
+// DRAMSys's name of a command (its Phases table's PhaseName).
+const char* command_name(DramCommand::Kind kind);
+
 // What serving one entry cost and when it is done, in time-resolution units.
 struct DramService {
   std::uint64_t data_end = 0;     // last data beat on the bus (write: in the bank)
@@ -267,6 +291,13 @@ class PseudoChannelTimer {
   std::uint64_t open_time(std::uint64_t now) const {
     return open_time_ + (any_open_ && now > open_since_ ? now - open_since_ : 0);
   }
+  // Appends every command from now on to `log` (nullptr: none), in the order entries are served
+  // (row commands may precede the last entry's column commands: sort by time to read them).
+  void log_commands(std::vector<DramCommand>* log, int channel, int pseudo_channel) {
+    log_ = log;
+    log_channel_ = channel;
+    log_pseudo_channel_ = pseudo_channel;
+  }
 
  private:
   struct Bank {
@@ -309,6 +340,10 @@ class PseudoChannelTimer {
   const Bank& bank(int group, int index) const {
     return banks_[to_size(index * bank_groups_ + group)];
   }
+  // The index within its group of bank b (for the command log).
+  int bank_index(const Bank& b) const {
+    return static_cast<int>(&b - banks_.data()) / bank_groups_;
+  }
 
   // The state an entry's service reads comes first and lies in this object (banks and rows
   // inline for up to 16 banks, every preset's 4 x 4): a timer is reached through no pointer of
@@ -345,6 +380,13 @@ class PseudoChannelTimer {
   std::array<std::uint64_t, kMaxBankGroups> update_column_ready_{};
   std::shared_ptr<const UpdatePlacement> placement_;
   std::vector<std::uint64_t> update_ready_;  // scratch of the placement: one time per burst
+  std::vector<DramCommand>* log_ = nullptr;  // the command log, if one is kept
+  int log_channel_ = 0;
+  int log_pseudo_channel_ = 0;
+  // Appends one command to the log (the caller checks that there is one).
+  void log(std::uint64_t time, DramCommand::Kind kind, int group, int bank, std::int64_t row) {
+    log_->push_back({time, kind, log_channel_, log_pseudo_channel_, group, bank, row});
+  }
 };
 
 }  // namespace t3

@@ -326,6 +326,15 @@ void MemoryController::end_of_elaboration() {
 
 MemoryController::~MemoryController() = default;
 
+void MemoryController::log_commands(std::vector<DramCommand>* log) {
+  if (!impl_->banked) throw ConfigError("hbm.model: a command log needs the bank model (bank)");
+  const int per_channel = impl_->per_channel;
+  for (std::size_t q = 0; q < impl_->queues.size(); ++q) {
+    const int index = static_cast<int>(q);
+    impl_->queues[q].bank->log_commands(log, index / per_channel, index % per_channel);
+  }
+}
+
 void MemoryController::activate() {
   impl_->activate();
 }

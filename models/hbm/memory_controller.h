@@ -17,6 +17,7 @@
 #include "config/system_config.h"
 #include "models/hbm/arbitration.h"
 #include "models/hbm/backing_store.h"
+#include "models/hbm/dram_bank.h"
 #include "tlm_interconnect/memory_events.h"
 #include "tlm_interconnect/payload.h"
 
@@ -72,6 +73,10 @@ class MemoryController : public sc_core::sc_module {
   using OccupancyObserver =
       std::function<void(sc_core::sc_time, int channel, int compute, int communication)>;
   void observe_occupancy(OccupancyObserver observer);
+  // Bank model: appends every DRAM command of every pseudo-channel to `log` (nullptr: stop), in
+  // service order (t3sim trace --commands sorts them by time). A debugging aid: the log grows by
+  // a few commands per request. Throws ConfigError with the simple model (it has no commands).
+  void log_commands(std::vector<DramCommand>* log);
 
  private:
   // b_transport may wait: the calling thread resumes when the last byte of its access is done.

@@ -54,6 +54,9 @@ class BankTiming {
   // The banks' state, for a scheduler that looks at their readiness.
   const PseudoChannelTimer& banks() const { return timer_; }
   std::uint64_t open_time(std::uint64_t now) const { return timer_.open_time(now); }
+  void log_commands(std::vector<DramCommand>* log, int channel, int pseudo_channel) {
+    timer_.log_commands(log, channel, pseudo_channel);
+  }
 
  private:
   PseudoChannelTimer timer_;

@@ -338,6 +338,43 @@ TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latenc
         ns(t.ras + t.rp + t.rcd_rd + t.cl + 2.0 + config.bank.controller_latency_ns));
 }
 
+// The command log (t3sim trace --commands) shows the conflict above command by command: the
+// second read's PRE waits tRAS from the first's ACT, its ACT tRP after the PRE, each RD tRCD after
+// its ACT.
+TEST_CASE("Bank command log: a conflict's ACT, RD, PRE, ACT, RD at their issue times",
+          "[bank][timing]") {
+  const HbmConfig config = one_pseudo_channel();
+  const DramTimingNs t = dram_timing_ns(config);
+  Bench bench("bench", config);
+  std::vector<DramCommand> log;
+  bench.mc.log_commands(&log);
+  Bench::thread([&] { bench.access(Op::Read, 0, 32); });
+  Bench::thread([&] { bench.access(Op::Read, kBankSpan, 32); });
+  sc_core::sc_start();
+  REQUIRE(log.size() == 5);
+  using Kind = DramCommand::Kind;
+  const Kind kinds[] = {Kind::Activate, Kind::Read, Kind::Precharge, Kind::Activate, Kind::Read};
+  const double at_ns[] = {0, t.rcd_rd, t.ras, t.ras + t.rp, t.ras + t.rp + t.rcd_rd};
+  const std::int64_t rows[] = {0, 0, 0, 1, 1};
+  for (std::size_t i = 0; i < log.size(); ++i) {
+    INFO("command " << i << ": " << command_name(log[i].kind));
+    CHECK(log[i].kind == kinds[i]);
+    CHECK(sc_time::from_value(log[i].time) == ns(at_ns[i]));
+    CHECK(log[i].row == rows[i]);
+    CHECK(log[i].group == 0);
+    CHECK(log[i].bank == 0);
+    CHECK(log[i].pseudo_channel == 0);
+  }
+}
+
+TEST_CASE("Bank command log: the simple model has none and says so", "[bank][timing]") {
+  HbmConfig config = one_pseudo_channel();
+  config.model = HbmModel::Simple;
+  Bench bench("bench", config);
+  std::vector<DramCommand> log;
+  CHECK_THROWS_WITH(bench.mc.log_commands(&log), Contains("hbm.model"));
+}
+
 namespace {
 
 // One read per entry: where, when and for which traffic class.

@@ -231,7 +231,8 @@ TEST_CASE("trace --help lists only options trace accepts", "[cli][help]") {
                                              {"through", "l2"},
                                              {"gpu", "1"},
                                              {"element", "fp32"},
-                                             {"json", file("help-trace.json")}});
+                                             {"json", file("help-trace.json")},
+                                             {"commands", file("help-trace.commands")}});
   check_help("trace", samples);
 }
 
