@@ -171,10 +171,10 @@ bool ideal_simulated(const SystemConfig& config);
 int default_ring_channels(const SystemConfig& config);
 
 // Whether sequential's reduce-scatter runs NVLS (the SM NVLS kernel through the switch) instead of
-// the SM ring, as NCCL's tuner picks NVLS on an NVSwitch with NVLink SHARP: on a switch with
-// topology.switch_reductions (where rotational symmetry is refused, so every GPU is simulated) and
-// workload.collective not ring. docs/t3.md has the
-// measurements the rule rests on.
+// the SM ring, as NCCL's tuner picks the faster of the two on an NVSwitch with NVLink SHARP: on a
+// switch with topology.switch_reductions (where rotational symmetry is refused, so every GPU is
+// simulated), with workload.collective not ring, at 8 GPUs or more (below that the ring was the
+// faster in the model's own runs). docs/t3.md has the measurements the rule rests on.
 bool sequential_uses_nvls(const SystemConfig& config);
 
 }  // namespace t3

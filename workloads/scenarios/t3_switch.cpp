@@ -102,6 +102,9 @@ ChunkTracking chunk_tracking(const SystemConfig& config, const ScenarioPlan& pla
   return tracking;
 }
 
+// The owner's pull runs here, beside the announcements on kCommQueue.
+constexpr int kPullQueue = kCommQueue + 1;
+
 }  // namespace
 
 bool t3_switch_rotation_invariant(const SystemConfig& /*config*/) {
@@ -136,34 +139,50 @@ void plan_t3_switch(const SystemConfig& config, const GemmShape& /*shape*/, Scen
                       out_element, OutputOp::Store, dispatcher::kUncached | dispatcher::kTagged);
     gemm.label = "t3-switch gemm";
     gemm.wait = false;
-    const auto pull_of = [&](int chunk) {
-      const bool owns = owner_chunk(g, n) == chunk;
-      const RingOnOutput& on = owns ? pull : announce;
-      CollectiveLaunch launch = ring_launch(on.layout, on.spec, g, CollectiveOp::ReduceScatter,
-                                            static_cast<std::uint32_t>(chunk + 1));
+    // Every GPU announces every chunk on queue 1, one launch after the other, so the flags it
+    // stores into each peer's mailbox only grow.
+    const auto announce_of = [&](int chunk) {
+      CollectiveLaunch launch =
+          ring_launch(announce.layout, announce.spec, g, CollectiveOp::ReduceScatter,
+                      static_cast<std::uint32_t>(chunk + 1));
       launch.queue = kCommQueue;
       launch.wait = false;
-      launch.label = (owns ? "switch pull of chunk " : "announce chunk ") + std::to_string(chunk);
+      launch.label = "announce chunk " + std::to_string(chunk);
       return launch;
     };
+    // The owner's pull runs on a queue of its own, so its announcements of later chunks do not
+    // wait behind it and the pulls of different owners overlap. Its arrival flags stay in its own
+    // mailbox (a peer flag stride of 0: the word of its own rank, which nobody waits on); its
+    // announcement on queue 1 is what the peers see.
+    const int owned = static_cast<int>(owner_chunk(g, n));
+    CollectiveLaunch own_pull = ring_launch(pull.layout, pull.spec, g, CollectiveOp::ReduceScatter,
+                                            static_cast<std::uint32_t>(owned + 1));
+    own_pull.peer_flag_stride = 0;
+    own_pull.queue = kPullQueue;
+    own_pull.wait = false;
+    own_pull.label = "switch pull of chunk " + std::to_string(owned);
     Program program;
     program.commands = tracking.setup(config, gemm.outputs, g, out_element);
     program.commands.push_back(comm_queue_first(gemm));
+    program.commands.push_back(
+        {HostCommand::Kind::WriteRegister,
+         gemm.dispatcher + dispatcher::queue_register(kPullQueue, dispatcher::kQueuePriority), 1,
+         "pull queue first, as the communication queue"});
     program.commands.push_back(barrier(kStartBarrier, "start"));
     append_gemm(program, gemm);
-    // Pull k waits in its channels for every GPU's announcement of chunk k; queue 1 runs one
-    // launch at a time, so the host waits for pull k - 1 before it launches pull k.
-    std::string previous_pull;
+    std::string previous;
     for (int chunk = 0; chunk < n; ++chunk) {
       program.commands.push_back(tracking.wait_for(config, g, chunk));
-      if (!previous_pull.empty()) {
-        program.commands.push_back(wait_kernel(gemm.dispatcher, kCommQueue, previous_pull));
+      if (!previous.empty()) {
+        program.commands.push_back(wait_kernel(gemm.dispatcher, kCommQueue, previous));
       }
-      const CollectiveLaunch launch = pull_of(chunk);
+      const CollectiveLaunch launch = announce_of(chunk);
       append_collective(program, launch);
-      previous_pull = launch.label;
+      previous = launch.label;
+      if (chunk == owned) append_collective(program, own_pull);
     }
-    program.commands.push_back(wait_kernel(gemm.dispatcher, kCommQueue, previous_pull));
+    program.commands.push_back(wait_kernel(gemm.dispatcher, kCommQueue, previous));
+    program.commands.push_back(wait_kernel(gemm.dispatcher, kPullQueue, own_pull.label));
     program.commands.push_back(wait_kernel(gemm.dispatcher, 0, gemm.label));
     end_phase(program, plan.phases, 0);
     // The pulls used sequences 1 .. n in the same mailbox words.
