@@ -1,11 +1,11 @@
 // t3-switch: T3 with the reduction done by the switch (NVLink SHARP, topology.switch_reductions)
 // instead of by near-memory updates. Every GPU computes C's chunks in the same order into its own
 // C in one launch, its stores counted by the GPU's tracker. Once the tracker has seen chunk k
-// complete, the host launches pull k on queue 1, whose SM channels announce it to every GPU (the
-// NVLS kernel's arrival flags); on the chunk's owner the pull then loads the chunk through the
-// switch (multimem.ld_reduce: the sum of every GPU's copy) and stores it in place, while the GEMM
-// goes on with chunk k + 1. Then the ring all-gather. docs/t3.md, "T3 over the switch", has the
-// design and why.
+// complete, the host launches announce k on queue 1, whose SM channels announce it to every GPU
+// (the NVLS kernel's arrival flags); the chunk's owner also launches its pull on queue 2, which
+// waits for every announcement, loads the chunk through the switch (multimem.ld_reduce: the sum
+// of every GPU's copy) and stores it in place, while the GEMM goes on. Then the ring all-gather.
+// docs/t3.md, "T3 over the switch", has the design and why.
 #include <stdexcept>
 
 #include "config/config_io.h"
