@@ -18,20 +18,22 @@ namespace {
 po::options_description scenario_options(bool single) {
   po::options_description options("Scenario");
   if (single) {
-    options.add_options()("scenario", po::value<std::string>()->default_value("t3-mca"),
-                          "sequential, t3, t3-mca, ideal, ideal-rs-nmc, slicing, commfuse; "
-                          "for sublayer fc1-ag: sequential, commfuse-ag")(
+    options.add_options()(
+        "scenario", po::value<std::string>()->default_value("t3-mca"),
+        "sequential, t3, t3-mca, ideal, ideal-rs-nmc, slicing, commfuse, t3-switch; "
+        "for sublayer fc1-ag: sequential, commfuse-ag")(
         "trace", po::value<std::string>(),
         "write a Chrome trace-event timeline (open it in ui.perfetto.dev); for ideal, of the "
         "sequential run it is derived from")("vcd", po::value<std::string>(),
                                              "write key signals as a VCD file");
   }
   if (!single) {
-    options.add_options()("scenarios", po::value<std::string>()->default_value("all"),
-                          "comma-separated scenarios to run (sequential is always run too, "
-                          "as the speedups' reference); all: "
-                          "the paper's five (add slicing, commfuse by name), or for sublayer "
-                          "fc1-ag sequential and commfuse-ag");
+    options.add_options()(
+        "scenarios", po::value<std::string>()->default_value("all"),
+        "comma-separated scenarios to run (sequential is always run too, "
+        "as the speedups' reference); all: "
+        "the paper's five (add slicing, commfuse, t3-switch by name), or for sublayer "
+        "fc1-ag sequential and commfuse-ag");
   }
   options.add_options()("jobs", po::value<int>()->default_value(default_jobs()),
                         "simulations run at once, each in its own process");
@@ -155,7 +157,7 @@ std::string ideal_choice_text(const nlohmann::json& result) {
   const nlohmann::json& choice = result["ideal_reduce_scatter"];
   std::string text = choice["used"].get<std::string>() + ", the fastest run alone (";
   bool first = true;
-  for (const char* name : {"ring", "direct_sm", "direct_dma_nmc"}) {
+  for (const char* name : {"ring", "nvls", "direct_sm", "direct_dma_nmc"}) {
     const std::string key = std::string(name) + "_ns";
     if (!choice.contains(key)) continue;
     char time[64];
@@ -204,6 +206,11 @@ std::string reduce_scatter_text(const nlohmann::json& result) {
                : pattern + ", fused into the GEMM: the tracker and DMA engine update the next GPU";
   }
   if (scenario == "ideal-rs-nmc") return pattern + " on the DMA engines with near-memory updates";
+  if (scenario == "t3-switch") {
+    return "nvls, fused into the GEMM: each chunk's owner pulls it reduced by the switch "
+           "(ld_reduce)";
+  }
+  if (pattern == "nvls") return "nvls on the SMs: reduced by the switch (ld_reduce)";
   return pattern + " on the SMs";
 }
 

@@ -6,6 +6,7 @@
 
 #include "config/config_io.h"
 #include "models/system/simulation.h"
+#include "tlm_interconnect/multicast.h"
 
 namespace t3 {
 
@@ -103,6 +104,7 @@ ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
                       " (set sim.symmetry=none)");
   }
   group_ = std::make_unique<TpGroup>("group", config_, plan_.rotation);
+  make_multicast_groups();
   group_->barrier().observe_release([this](sc_core::sc_time time, std::uint32_t barrier) {
     marks_.push_back({barrier, time, counters(), energy_activity(*group_)});
     if (record_statistics_) snapshots_.emplace_back(barrier, collect_statistics(*group_));
@@ -114,6 +116,23 @@ ScenarioRun::ScenarioRun(const SystemConfig& config, const ScenarioPlan& plan)
 }
 
 ScenarioRun::~ScenarioRun() = default;
+
+void ScenarioRun::make_multicast_groups() {
+  if (plan_.multicast_groups.empty()) return;
+  SwitchReducer* reducer = group_->switch_reducer();
+  if (reducer == nullptr) {
+    throw ConfigError(std::string("topology.switch_reductions: scenario ") +
+                      to_string(plan_.scenario) +
+                      " reduces through the switch's multicast groups and needs a switch that "
+                      "reduces (topology.kind = switch, topology.switch_reductions = true, "
+                      "sim.symmetry = none)");
+  }
+  for (std::size_t i = 0; i < plan_.multicast_groups.size(); ++i) {
+    if (reducer->add_group(plan_.multicast_groups[i]) != i + 1) {
+      throw std::logic_error("scenario: the switch numbered a multicast group other than the plan");
+    }
+  }
+}
 
 TrafficCounters ScenarioRun::counters() const {
   TrafficCounters now;
@@ -185,7 +204,9 @@ nlohmann::json ScenarioRun::result() const {
   nlohmann::json result = {
       {"scenario", to_string(plan_.scenario)},
       {"symmetry", config_.sim.symmetry == Symmetry::Rotational ? "rotational" : "none"},
-      {"collective", plan_.direct ? "direct" : "ring"},
+      {"collective", plan_.nvls     ? "nvls"
+                     : plan_.direct ? "direct"
+                                    : "ring"},
       {"time_ns", ns(last.time - start.time)},
       {"start_ns", ns(start.time)},  // simulated time at which the sublayer's clock started
       {"exposed_comm_ns", exposed_comm_ns()},
@@ -408,7 +429,10 @@ nlohmann::json ideal_result(const nlohmann::json& sequential,
                             const std::vector<nlohmann::json>& direct) {
   // The run whose reduce-scatter is the fastest: its phases and data movement are ideal's.
   const nlohmann::json* fastest = &sequential;
-  nlohmann::json choice = {{"ring_ns", phase_ns(sequential, "reduce_scatter")}};
+  // Sequential's own reduce-scatter: the SM ring, or NVLS where sequential_uses_nvls holds.
+  const std::string sequential_name =
+      sequential.value("collective", "ring") == "nvls" ? "nvls" : "ring";
+  nlohmann::json choice = {{sequential_name + "_ns", phase_ns(sequential, "reduce_scatter")}};
   for (const nlohmann::json& candidate : direct) {
     if (candidate.is_null()) continue;
     const double time = phase_ns(candidate, "reduce_scatter");
@@ -416,7 +440,7 @@ nlohmann::json ideal_result(const nlohmann::json& sequential,
     if (time < phase_ns(*fastest, "reduce_scatter")) fastest = &candidate;
   }
   const bool take_direct = fastest != &sequential;
-  choice["used"] = take_direct ? direct_name(*fastest) : "ring";
+  choice["used"] = take_direct ? direct_name(*fastest) : sequential_name;
   const nlohmann::json& run = *fastest;
   const double gemm = phase_ns(run, "gemm");
   const double reduce_scatter = phase_ns(run, "reduce_scatter");

@@ -59,6 +59,9 @@ class ScenarioRun {
   nlohmann::json result() const;
 
  private:
+  // The switch's multicast groups the plan names (ScenarioPlan::multicast_groups), made before the
+  // run starts; throws ConfigError naming topology.switch_reductions if the switch cannot reduce.
+  void make_multicast_groups();
   struct Mark {
     std::uint32_t barrier;
     sc_core::sc_time time;

@@ -50,6 +50,8 @@ constexpr ScenarioEntry kScenarioTable[] = {
                             {},                 commfuse_rotation_invariant},
     {Scenario::CommFuseAg,  "commfuse-ag",  false, nullptr,           plan_commfuse_ag,
                             {},                 nullptr},
+    {Scenario::T3Switch,    "t3-switch",    false, plan_t3_switch,    nullptr,
+                            {},                 t3_switch_rotation_invariant},
 };
 // clang-format on
 
@@ -132,6 +134,15 @@ SystemConfig scenario_config(const SystemConfig& config, Scenario scenario) {
 
 bool ideal_simulated(const SystemConfig& config) {
   return direct_collective(config) && config.topology.kind != TopologyKind::Ring;
+}
+
+bool sequential_uses_nvls(const SystemConfig& config) {
+  // An NVLS reduce-scatter sends every chunk out of every GPU's port, the owner's own included,
+  // n / (n - 1) of a ring's bytes: at 4 GPUs (4/3) the ring was faster in every measurement of
+  // docs/t3.md, at 8 (8/7) NVLS was.
+  constexpr std::int64_t kNvlsFromGpus = 8;
+  return config.topology.kind == TopologyKind::Switch && config.topology.switch_reductions &&
+         direct_collective(config) && config.gpus >= kNvlsFromGpus;
 }
 
 int default_ring_channels(const SystemConfig& config) {

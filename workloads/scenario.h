@@ -54,7 +54,23 @@ namespace t3 {
 //                 this GPU holds, then each band as soon as the host has seen it arrive (the ring's
 //                 READY flags of that step, polled in the mailbox). Its sequential baseline is
 //                 the ring all-gather, then the whole GEMM.
-enum class Scenario { Sequential, T3, T3Mca, Ideal, IdealRsNmc, Slicing, CommFuse, CommFuseAg };
+//   t3-switch     T3 with the switch doing the reduction (topology.switch_reductions): every GPU
+//                 computes the chunks in the same order into its own C; once a chunk is done on a
+//                 GPU it flags that on every GPU (an arrival flag per SM channel, the NVLS
+//                 kernel's), and the chunk's owner, once every GPU has, pulls it reduced through
+//                 the switch (multimem.ld_reduce on the SMs) while the GEMM goes on with the next
+//                 chunk. Then the ring all-gather. docs/t3.md, "T3 over the switch".
+enum class Scenario {
+  Sequential,
+  T3,
+  T3Mca,
+  Ideal,
+  IdealRsNmc,
+  Slicing,
+  CommFuse,
+  CommFuseAg,
+  T3Switch
+};
 
 // The paper's five, in the order above: what compare and sweeps run unless asked for more.
 std::vector<Scenario> all_scenarios();
@@ -63,10 +79,11 @@ std::vector<Scenario> known_scenarios();
 // Whether every GPU's program is GPU 0's rotated (ScenarioPlan::rotation) on `config`, so that
 // one GPU can stand for the group (sim.symmetry): every scenario but CommFuse's copy-engine
 // variant, whose flags the copy engine moves between mailboxes (MMIO, which the rotation does not
-// map). A plan may still state no rotation for a shape whose chunks are unequal
-// (ScenarioPlan::rotation_refused).
+// map), and t3-switch, whose reductions in the switch read every GPU. A plan may still state no
+// rotation for a shape whose chunks are unequal (ScenarioPlan::rotation_refused).
 bool rotation_invariant(const SystemConfig& config, Scenario scenario);
-// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse", "commfuse-ag".
+// "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse", "commfuse-ag",
+// "t3-switch".
 const char* to_string(Scenario scenario);
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
 Scenario parse_scenario(const std::string& name);
@@ -108,6 +125,13 @@ struct ScenarioPlan {
   // The reduce-scatter goes straight to each chunk's owner (t3, t3-mca and ideal-rs-nmc under
   // workload.collective = direct); otherwise it follows the ring.
   bool direct = false;
+  // The reduce-scatter runs through the switch's multicast groups (NVLS: sequential where
+  // sequential_uses_nvls holds, t3-switch), so `direct` holds too.
+  bool nvls = false;
+  // The switch's multicast groups the programs name, in order: group i + 1 is
+  // multicast_groups[i] (SwitchReducer::add_group numbers them from 1). The run makes them before
+  // it starts.
+  std::vector<std::vector<int>> multicast_groups;
   // The collective all-gathers the GEMM's input A (a gathers_input sublayer): GPU g starts with
   // A's row band owner_chunk(g) and every GPU computes its own C (nothing is reduced).
   bool gathers_input = false;
@@ -145,5 +169,12 @@ bool ideal_simulated(const SystemConfig& config);
 // point-to-point rings and meshes (no published figure for them); at most one per resident
 // workgroup slot. docs/calibration.md has the sources.
 int default_ring_channels(const SystemConfig& config);
+
+// Whether sequential's reduce-scatter runs NVLS (the SM NVLS kernel through the switch) instead of
+// the SM ring, as NCCL's tuner picks the faster of the two on an NVSwitch with NVLink SHARP: on a
+// switch with topology.switch_reductions (where rotational symmetry is refused, so every GPU is
+// simulated), with workload.collective not ring, at 8 GPUs or more (below that the ring was the
+// faster in the model's own runs). docs/t3.md has the measurements the rule rests on.
+bool sequential_uses_nvls(const SystemConfig& config);
 
 }  // namespace t3

@@ -87,10 +87,26 @@ RingOnOutput direct_on_output(const SystemConfig& config, const ScenarioPlan& pl
   return direct;
 }
 
+RingOnOutput nvls_on_output(const SystemConfig& config, ScenarioPlan& plan, ElementType element) {
+  RingOnOutput nvls = direct_on_output(config, plan, element);
+  if (plan.multicast_groups.empty()) {
+    std::vector<int> every_gpu;
+    for (int g = 0; g < config.gpus; ++g) every_gpu.push_back(g);
+    plan.multicast_groups.push_back(every_gpu);
+  }
+  nvls.spec.nvls = true;
+  nvls.spec.multicast = 1;  // multicast_groups[0]
+  plan.nvls = true;
+  plan.direct = true;
+  return nvls;
+}
+
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
                  std::uint32_t sequence) {
   CollectiveLaunch launch = ring_launch(ring.layout, ring.spec, ring.order.rank(gpu), op, sequence);
-  launch.label = std::string(ring.spec.direct ? "direct " : "ring ") +
+  launch.label = std::string(ring.spec.nvls     ? "nvls "
+                             : ring.spec.direct ? "direct "
+                                                : "ring ") +
                  (op == CollectiveOp::ReduceScatter ? "reduce-scatter" : "all-gather");
   append_collective(program, launch);
 }

@@ -42,6 +42,10 @@ RingOnOutput ring_on_output(const SystemConfig& config, const ScenarioPlan& plan
 // reduce-scatter a sequential run would take on a fabric with a route between every pair.
 RingOnOutput direct_on_output(const SystemConfig& config, const ScenarioPlan& plan,
                               ElementType element);
+// The SM NVLS collective (protocol/ring.h, NVLS) in place on every GPU's C, GPU g rank g, through
+// multicast group `multicast` of every GPU: direct_on_output's layout and channels, the data
+// through the switch. Names the group in plan.multicast_groups when it is not there yet.
+RingOnOutput nvls_on_output(const SystemConfig& config, ScenarioPlan& plan, ElementType element);
 // Appends `gpu`'s launch of `op` on `ring` (its direct form when ring.spec.direct).
 void append_ring(Program& program, const RingOnOutput& ring, int gpu, CollectiveOp op,
                  std::uint32_t sequence);

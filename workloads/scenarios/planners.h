@@ -54,6 +54,13 @@ void plan_commfuse(const SystemConfig& config, const GemmShape& shape, ScenarioP
 // Whether commfuse's programs are rotations of GPU 0's on `config` (not with the copy engine).
 bool commfuse_rotation_invariant(const SystemConfig& config);
 
+// t3_switch.cpp: refuses (ConfigError naming topology.switch_reductions) a system whose switch
+// does not reduce.
+void plan_t3_switch(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
+                    ElementType element, ElementType out_element);
+// Never: the switch's reductions read every GPU, and under rotational symmetry it has no reducer.
+bool t3_switch_rotation_invariant(const SystemConfig& config);
+
 // commfuse_ag.cpp
 void plan_commfuse_ag(const SystemConfig& config, ScenarioPlan& plan, ElementType element);
 

@@ -1,7 +1,7 @@
-// sequential: the GEMM, then the ring reduce-scatter on the SMs, then the ring all-gather on the
-// SMs. ideal runs these programs, and where ideal_simulated() holds, their twin with the SM direct
-// reduce-scatter. On a sublayer that all-gathers its input: the ring
-// all-gather of A, then the whole GEMM.
+// sequential: the GEMM, then the ring reduce-scatter on the SMs (NVLS where sequential_uses_nvls
+// holds), then the ring all-gather on the SMs. ideal runs these programs, and where
+// ideal_simulated() holds, their twin with the SM direct reduce-scatter. On a sublayer that
+// all-gathers its input: the ring all-gather of A, then the whole GEMM.
 #include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
@@ -38,7 +38,18 @@ void plan_gemm_then_collectives(const SystemConfig& config, ScenarioPlan& plan,
 
 void plan_sequential(const SystemConfig& config, const GemmShape& /*shape*/, ScenarioPlan& plan,
                      ElementType /*element*/, ElementType out_element) {
-  plan_gemm_then_collectives(config, plan, out_element, {}, 0);
+  if (!sequential_uses_nvls(config)) {
+    plan_gemm_then_collectives(config, plan, out_element, {}, 0);
+    return;
+  }
+  // NCCL's choice on an NVSwitch with NVLink SHARP: the NVLS reduce-scatter, which leaves chunk
+  // g + 1 on GPU g as the ring's does, so the ring all-gather follows it unchanged.
+  const RingOnOutput nvls = nvls_on_output(config, plan, out_element);
+  std::vector<Program> reduce_scatter(to_size(config.gpus));
+  for (int g = 0; g < config.gpus; ++g) {
+    append_ring(reduce_scatter[to_size(g)], nvls, g, CollectiveOp::ReduceScatter, 1);
+  }
+  plan_gemm_then_collectives(config, plan, out_element, reduce_scatter, 0);
 }
 
 void plan_ideal(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
