@@ -140,6 +140,7 @@ enum CollOp : std::uint32_t {
   kAdd = 4,                // BUFFER += NEXT_BUFFER (protocol/ring.h, CollectiveOp::Add)
   kNvlsReduceScatter = 5,  // through the switch's multicast group (protocol/ring.h, NVLS)
   kNvlsAllGather = 6,
+  kDirectNmcReduceScatter = 7,  // pushed as near-memory updates (protocol/ring.h, Direct NMC)
 };
 inline constexpr std::uint32_t kMaxRanks = 256;
 inline constexpr std::uint32_t kMaxChannels = 64;

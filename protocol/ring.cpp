@@ -26,6 +26,8 @@ const char* to_string(CollectiveOp op) {
       return "nvls reduce-scatter";
     case CollectiveOp::NvlsAllGather:
       return "nvls all-gather";
+    case CollectiveOp::DirectNmcReduceScatter:
+      return "direct nmc reduce-scatter";
   }
   return "unknown";
 }
@@ -36,7 +38,7 @@ bool is_direct(CollectiveOp op) {
 
 bool is_reduce_scatter(CollectiveOp op) {
   return op == CollectiveOp::ReduceScatter || op == CollectiveOp::DirectReduceScatter ||
-         op == CollectiveOp::NvlsReduceScatter;
+         op == CollectiveOp::NvlsReduceScatter || op == CollectiveOp::DirectNmcReduceScatter;
 }
 
 bool is_nvls(CollectiveOp op) {

@@ -78,6 +78,10 @@ CollectiveDescriptor every_field(CollectiveOp op) {
       d.peer_flag_stride = 0x1000;
       d.multicast = 3;
       break;
+    case CollectiveAlgorithm::DirectNmc:
+      d.peer_stride = 0x20'0000'0000ull;
+      d.peer_flag_stride = 0x2000;
+      break;
     case CollectiveAlgorithm::Add:
       break;
   }
@@ -88,7 +92,7 @@ CollectiveDescriptor every_field(CollectiveOp op) {
 
 TEST_CASE("collective descriptor: every field of every COLL_OP code survives the registers",
           "[collective][descriptor]") {
-  REQUIRE(collective_ops().size() == 7);
+  REQUIRE(collective_ops().size() == 8);
   for (std::size_t code = 0; code < collective_ops().size(); ++code) {
     const CollectiveOp op = collective_ops()[code].op;
     INFO("COLL_OP " << code << " (" << to_string(op) << ")");
