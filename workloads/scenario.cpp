@@ -50,6 +50,9 @@ constexpr ScenarioEntry kScenarioTable[] = {
                             {},                 commfuse_rotation_invariant},
     {Scenario::CommFuseAg,  "commfuse-ag",  false, nullptr,           plan_commfuse_ag,
                             {},                 nullptr},
+    // ideal-rs-sm-nmc: one of ideal's candidates where ideal_simulated().
+    {Scenario::IdealRsSmNmc, "ideal-rs-sm-nmc", false, plan_ideal_rs_sm_nmc, nullptr,
+                            {},                 nullptr},
 };
 // clang-format on
 

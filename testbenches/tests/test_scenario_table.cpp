@@ -18,8 +18,9 @@ TEST_CASE("every scenario's name parses back to it; the paper's five come first,
   const std::vector<Scenario> paper = {Scenario::Sequential, Scenario::T3, Scenario::T3Mca,
                                        Scenario::Ideal, Scenario::IdealRsNmc};
   CHECK(all_scenarios() == paper);
-  const std::vector<std::string> names = {"sequential",   "t3",      "t3-mca",   "ideal",
-                                          "ideal-rs-nmc", "slicing", "commfuse", "commfuse-ag"};
+  const std::vector<std::string> names = {"sequential", "t3",           "t3-mca",
+                                          "ideal",      "ideal-rs-nmc", "slicing",
+                                          "commfuse",   "commfuse-ag",  "ideal-rs-sm-nmc"};
   const std::vector<Scenario> known = known_scenarios();
   REQUIRE(known.size() == names.size());
   for (std::size_t i = 0; i < known.size(); ++i) {
