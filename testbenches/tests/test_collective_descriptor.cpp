@@ -160,13 +160,13 @@ TEST_CASE("collective descriptor: an unknown COLL_OP or COLL_ELEMENT code is ref
           "[collective][descriptor]") {
   RegisterFile registers;
   registers.apply(to_registers(every_field(CollectiveOp::ReduceScatter)));
-  registers.set(reg::kCollOp, 7);
+  registers.set(reg::kCollOp, 8);
   CHECK_THROWS_WITH(from_registers(registers.reader()),
-                    Contains("COLL_OP = 7: no collective has this code") && Contains("4 add") &&
-                        Contains("6 nvls all-gather"));
+                    Contains("COLL_OP = 8: no collective has this code") && Contains("4 add") &&
+                        Contains("7 direct nmc reduce-scatter"));
   try {
     from_registers(registers.reader());
-    FAIL("COLL_OP 7 was accepted");
+    FAIL("COLL_OP 8 was accepted");
   } catch (const CollectiveDecodeError& error) {
     CHECK(error.kind() == CollectiveDecodeError::Kind::UnknownCode);
   }
