@@ -20,7 +20,8 @@ namespace t3::cli {
 namespace {
 
 constexpr const char* kOps = "reduce-scatter, all-gather, all-reduce";
-constexpr const char* kImpls = "ring-sm, direct-sm, ring-dma-nmc, direct-dma-nmc, nvls";
+constexpr const char* kImpls =
+    "ring-sm, direct-sm, direct-sm-nmc, ring-dma-nmc, direct-dma-nmc, nvls";
 constexpr std::uint64_t kElementBytes = 4;  // the collective carries fp32 elements
 
 po::options_description collective_options() {
@@ -32,7 +33,10 @@ po::options_description collective_options() {
       "its channels spread over every ring of a stride coprime with the GPU count, "
       "workload.sm_rings), direct-sm (on the SMs, every chunk "
       "loaded straight from the GPU that holds it by the one that needs it; topology.kind "
-      "fully-connected or switch), ring-dma-nmc (ring on the DMA "
+      "fully-connected or switch), direct-sm-nmc (on the SMs, each GPU stores its partial of "
+      "every chunk straight into the GPU that owns it as near-memory updates, as T3's GEMM "
+      "stores its partial sums; its all-gather is direct-sm's; topology.kind fully-connected or "
+      "switch), ring-dma-nmc (ring on the DMA "
       "engines, tracker-forwarded slices, reductions by near-memory updates), direct-dma-nmc "
       "(every chunk straight to its owner by DMA, reduced there by near-memory updates; "
       "topology.kind fully-connected or switch), nvls (NCCL's NVLS on the SMs: each GPU reduces "
@@ -46,8 +50,8 @@ po::options_description collective_options() {
       "channels", po::value<int>(),
       "ring channels, one workgroup each, 1..64 (default: what NCCL picks for the class of "
       "machine, 24 on a switch and 16 on point-to-point links, at most sm.count x "
-      "sm.occupancy; direct-sm: at most the 128 / n the mailbox holds flags for); ring-sm and "
-      "direct-sm only")(
+      "sm.occupancy; direct-sm, direct-sm-nmc: at most the 128 / n the mailbox holds flags "
+      "for); ring-sm, direct-sm and direct-sm-nmc only")(
       "slices", po::value<int>(),
       "slices per chunk, 1..16 (direct-dma-nmc: 1..16/(n-1)) and at most the smaller chunk's "
       "elements, each a DMA descriptor and a tracker tag (default: the largest such count "
@@ -72,6 +76,7 @@ using Impl = CollectiveImpl;
 Impl parse_impl(const std::string& impl) {
   if (impl == "ring-sm") return Impl::RingSm;
   if (impl == "direct-sm") return Impl::DirectSm;
+  if (impl == "direct-sm-nmc") return Impl::DirectSmNmc;
   if (impl == "ring-dma-nmc") return Impl::RingDmaNmc;
   if (impl == "direct-dma-nmc") return Impl::DirectDmaNmc;
   if (impl == "nvls") return Impl::Nvls;
@@ -108,11 +113,13 @@ int sm_channels(const po::variables_map& values, const SystemConfig& config, boo
   const int channels = values.count("channels") ? values["channels"].as<int>()
                                                 : std::min(default_ring_channels(config), most);
   if (channels < 1 || channels > most) {
-    throw UsageError("--channels " + std::to_string(channels) + ": must be in [1, " +
-                     std::to_string(most) + "]" +
-                     (direct ? " (direct-sm: the mailbox holds 8 bytes of flags per channel and "
-                               "GPU)"
-                             : ""));
+    throw UsageError(
+        "--channels " + std::to_string(channels) + ": must be in [1, " + std::to_string(most) +
+        "]" +
+        (direct
+             ? " (direct-sm and direct-sm-nmc: the mailbox holds 8 bytes of flags per channel and "
+               "GPU)"
+             : ""));
   }
   // More channels than a chunk has elements is allowed: the empty ones pass flags only.
   return channels;
@@ -166,12 +173,13 @@ std::uint64_t checked_bytes(const po::variables_map& values) {
 void check_impl_options(const po::variables_map& values, Impl impl) {
   if (!on_sms(impl) && values.count("channels")) {
     throw UsageError(
-        "--channels applies to --impl ring-sm and direct-sm only (the dma-nmc ones use --slices)");
+        "--channels applies to --impl ring-sm, direct-sm and direct-sm-nmc only (the dma-nmc "
+        "ones use --slices)");
   }
   if (on_sms(impl) && values.count("slices")) {
     throw UsageError(
-        "--slices applies to the dma-nmc implementations only (ring-sm and direct-sm use "
-        "--channels)");
+        "--slices applies to the dma-nmc implementations only (ring-sm, direct-sm and "
+        "direct-sm-nmc use --channels)");
   }
 }
 
@@ -203,11 +211,11 @@ struct Request : CollectiveRequest {
 void print_help(const po::options_description& options) {
   std::cout
       << "usage: t3sim collective --op OP --bytes B "
-         "[--impl ring-sm|direct-sm|ring-dma-nmc|direct-dma-nmc|nvls] [OPTIONS]\n"
+         "[--impl ring-sm|direct-sm|direct-sm-nmc|ring-dma-nmc|direct-dma-nmc|nvls] [OPTIONS]\n"
          "Times one collective on the group and reports nccl-tests figures: algbw = "
          "bytes / time,\nbusbw = algbw x (n-1)/n (reduce-scatter, all-gather) or x "
          "2(n-1)/n (all-reduce).\n"
-         "ring-sm and direct-sm are timed from the first doorbell to the last kernel end; the "
+         "the SM implementations are timed from the first doorbell to the last kernel end; the "
          "dma-nmc "
          "ones from the\nfirst MMIO write (tracker and descriptor programming included) to the "
          "last program's end.\n"
@@ -256,7 +264,8 @@ Request parse_request(const po::variables_map& values) {
     r.sm.ranks = r.n;
     r.sm.bytes = r.bytes;
     r.sm.element = ElementType::Fp32;
-    r.sm.direct = r.impl == Impl::DirectSm || r.impl == Impl::Nvls;
+    r.sm.direct = r.impl == Impl::DirectSm || r.impl == Impl::Nvls || r.impl == Impl::DirectSmNmc;
+    r.sm.nmc = r.impl == Impl::DirectSmNmc;
     r.sm.nvls = r.impl == Impl::Nvls;
     r.sm.channels = sm_channels(values, r.config, r.sm.direct);
     r.shape = std::to_string(r.sm.channels) + " channels";

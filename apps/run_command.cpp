@@ -157,7 +157,7 @@ std::string ideal_choice_text(const nlohmann::json& result) {
   const nlohmann::json& choice = result["ideal_reduce_scatter"];
   std::string text = choice["used"].get<std::string>() + ", the fastest run alone (";
   bool first = true;
-  for (const char* name : {"ring", "nvls", "direct_sm", "direct_dma_nmc"}) {
+  for (const char* name : {"ring", "nvls", "direct_sm", "direct_dma_nmc", "direct_sm_nmc"}) {
     const std::string key = std::string(name) + "_ns";
     if (!choice.contains(key)) continue;
     char time[64];
@@ -211,6 +211,9 @@ std::string reduce_scatter_text(const nlohmann::json& result) {
            "(ld_reduce)";
   }
   if (pattern == "nvls") return "nvls on the SMs: reduced by the switch (ld_reduce)";
+  if (scenario == "ideal-rs-sm-nmc") {
+    return "direct, pushed by the SMs to each chunk's owner as near-memory updates";
+  }
   return pattern + " on the SMs";
 }
 
@@ -321,8 +324,8 @@ void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
       "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
       "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag, rs the\n"
       "fastest reduce-scatter the system runs (the sequential ring; on a switch or mesh also the\n"
-      "SM and the DMA + NMC direct ones); exposed = time communication runs with no compute\n"
-      "beside it.\n"
+      "SM, the DMA + NMC and the SM + NMC direct ones); exposed = time communication runs with\n"
+      "no compute beside it.\n"
       "energy = first-order estimate: DRAM, near-memory updates, links, SM FLOPs, L2 "
       "(docs/energy.md).\n");
 }

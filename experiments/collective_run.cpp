@@ -76,8 +76,8 @@ std::uint64_t sm_ring_data_bytes(const TpGroup& group, const std::vector<Collect
   return total;
 }
 
-// SM direct data on the links: every rank's owned chunk comes from (reduce-scatter) or goes to
-// (all-gather) every peer.
+// SM direct data on the links: every rank's owned chunk comes from (reduce-scatter, pulled or
+// pushed) or goes to (all-gather) every peer.
 std::uint64_t sm_direct_data_bytes(const TpGroup& group, std::size_t ops,
                                    const CollectiveSpec& spec) {
   std::uint64_t total = 0;
@@ -183,12 +183,12 @@ void run_dma(TpGroup& group, const DmaCollectiveSpec& spec, const std::vector<Co
 
 bool on_sms(CollectiveImpl impl) {
   return impl == CollectiveImpl::RingSm || impl == CollectiveImpl::DirectSm ||
-         impl == CollectiveImpl::Nvls;
+         impl == CollectiveImpl::Nvls || impl == CollectiveImpl::DirectSmNmc;
 }
 
 bool direct(CollectiveImpl impl) {
   return impl == CollectiveImpl::DirectSm || impl == CollectiveImpl::DirectDmaNmc ||
-         impl == CollectiveImpl::Nvls;
+         impl == CollectiveImpl::Nvls || impl == CollectiveImpl::DirectSmNmc;
 }
 
 std::vector<CollectiveOp> launches_of(CollectiveKind kind, CollectiveImpl impl) {

@@ -22,9 +22,12 @@
 namespace t3 {
 
 // Nvls: NCCL's NVLS on the SMs through the switch's multicast group (protocol/ring.h, NVLS).
-enum class CollectiveImpl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc, Nvls };
-bool on_sms(CollectiveImpl impl);  // ring-sm, direct-sm, nvls
-bool direct(CollectiveImpl impl);  // direct-sm, direct-dma-nmc, nvls (its direct layout)
+// DirectSmNmc: the SMs push each chunk to its owner as near-memory updates (protocol/ring.h,
+// Direct NMC), the all-gather the direct one.
+enum class CollectiveImpl { RingSm, DirectSm, RingDmaNmc, DirectDmaNmc, Nvls, DirectSmNmc };
+bool on_sms(CollectiveImpl impl);  // ring-sm, direct-sm, nvls, direct-sm-nmc
+// direct-sm, direct-dma-nmc, nvls (its direct layout), direct-sm-nmc
+bool direct(CollectiveImpl impl);
 
 // The dispatcher launches of each op: all-reduce is reduce-scatter then all-gather, but NVLS runs
 // it in one launch (CollectiveOp::NvlsAllReduce).

@@ -142,13 +142,15 @@ std::vector<KernelSim> sims_of(const LayerKernel& kernel, const ModelRequest& re
 }
 
 // Sequential first; ideal is derived from it, and where ideal_simulated() from its own programs
-// (the SM direct reduce-scatter) and ideal-rs-nmc's (the DMA one), simulated for it.
+// (the SM direct reduce-scatter), ideal-rs-nmc's (the DMA one) and ideal-rs-sm-nmc's (the SM push
+// with near-memory updates), simulated for it.
 std::vector<Scenario> simulated_scenarios(const SystemConfig& config,
                                           const std::vector<Scenario>& scenarios) {
   std::vector<Scenario> wanted = scenarios;
   if (ideal_simulated(config) &&
       std::find(scenarios.begin(), scenarios.end(), Scenario::Ideal) != scenarios.end()) {
-    wanted.push_back(Scenario::IdealRsNmc);  // the DMA direct reduce-scatter, for ideal
+    wanted.push_back(Scenario::IdealRsNmc);    // the DMA direct reduce-scatter, for ideal
+    wanted.push_back(Scenario::IdealRsSmNmc);  // the SM push with near-memory updates
   }
   std::vector<Scenario> simulated = {Scenario::Sequential};
   for (Scenario scenario : wanted) {
@@ -189,7 +191,8 @@ nlohmann::json assemble(const ModelRequest& request,
       // Direct candidates only where the system runs them (ideal-rs-nmc is a ring elsewhere).
       if (!ideal_simulated(request.config)) return ideal_result(results[sims[0]]);
       return ideal_result(results[sims[0]],
-                          {result_of(Scenario::Ideal), result_of(Scenario::IdealRsNmc)});
+                          {result_of(Scenario::Ideal), result_of(Scenario::IdealRsNmc),
+                           result_of(Scenario::IdealRsSmNmc)});
     }
     return result_of(scenario);
   };

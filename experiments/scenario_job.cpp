@@ -104,15 +104,18 @@ namespace {
 
 // The scenarios simulated for `point`: sequential first (every speedup needs it), then each other
 // scenario once; ideal is derived, and where ideal_simulated() its own programs (the SM direct
-// reduce-scatter) and ideal-rs-nmc (the DMA one) are simulated for it too.
+// reduce-scatter), ideal-rs-nmc (the DMA one) and ideal-rs-sm-nmc (the SM push with near-memory
+// updates) are simulated for it too.
 std::vector<Scenario> simulated_for(const ScenarioJob& point,
                                     const std::vector<Scenario>& scenarios) {
   std::vector<Scenario> wanted = scenarios;
   const bool ideal =
       std::find(scenarios.begin(), scenarios.end(), Scenario::Ideal) != scenarios.end();
   // Ideal's direct reduce-scatters: its own programs' on the SMs, ideal-rs-nmc's on the DMA
-  // engines.
-  if (ideal && ideal_simulated(point.config)) wanted.push_back(Scenario::IdealRsNmc);
+  // engines, ideal-rs-sm-nmc's pushed by the SMs.
+  if (ideal && ideal_simulated(point.config)) {
+    wanted.insert(wanted.end(), {Scenario::IdealRsNmc, Scenario::IdealRsSmNmc});
+  }
   std::vector<Scenario> simulated = {Scenario::Sequential};
   for (Scenario scenario : wanted) {
     const bool derived = scenario == Scenario::Ideal && !ideal_simulated(point.config);
@@ -179,7 +182,8 @@ std::vector<std::vector<nlohmann::json>> run_scenarios(const std::vector<Scenari
     // asked for, runs the DMA ring, which is no direct candidate).
     const auto ideal_direct_runs = [&](std::size_t point) -> std::vector<nlohmann::json> {
       if (!ideal_simulated(points[point].config)) return {};
-      return {run_of(Scenario::Ideal), run_of(Scenario::IdealRsNmc)};
+      return {run_of(Scenario::Ideal), run_of(Scenario::IdealRsNmc),
+              run_of(Scenario::IdealRsSmNmc)};
     };
     std::vector<nlohmann::json> point;
     for (Scenario scenario : scenarios) {

@@ -416,11 +416,14 @@ double phase_ns(const nlohmann::json& run, const std::string& name) {
   return 0;
 }
 
-// A direct reduce-scatter's name by the run it comes from: ideal's own programs run it on the
-// SMs, ideal-rs-nmc's on the DMA engines with near-memory updates.
+// A direct reduce-scatter's name by the run it comes from: ideal's own programs pull it on the
+// SMs, ideal-rs-nmc's run it on the DMA engines with near-memory updates, ideal-rs-sm-nmc's push
+// it from the SMs as near-memory updates.
 std::string direct_name(const nlohmann::json& run) {
-  return run.value("scenario", "") == to_string(Scenario::IdealRsNmc) ? "direct_dma_nmc"
-                                                                      : "direct_sm";
+  const std::string scenario = run.value("scenario", "");
+  if (scenario == to_string(Scenario::IdealRsNmc)) return "direct_dma_nmc";
+  if (scenario == to_string(Scenario::IdealRsSmNmc)) return "direct_sm_nmc";
+  return "direct_sm";
 }
 
 }  // namespace

@@ -100,9 +100,11 @@ class ScenarioRun {
 // The ideal scenario: max(GEMM alone, reduce-scatter alone) + all-gather, with the phases and data
 // movement of the run whose reduce-scatter is the fastest: the sequential result (ring), or one of
 // `direct` where a direct reduce-scatter runs (ideal_simulated): the run of ideal's own programs
-// (the SM direct reduce-scatter) and ideal-rs-nmc's (the DMA engines', as T3's; null entries are
-// skipped). "ideal_reduce_scatter" says which it took ("used": ring, direct_sm or direct_dma_nmc)
-// and the reduce-scatter times it chose between ("ring_ns", "direct_sm_ns", "direct_dma_nmc_ns").
+// (the SM direct reduce-scatter), ideal-rs-nmc's (the DMA engines', as T3's) and ideal-rs-sm-nmc's
+// (the SMs push each partial to its owner as near-memory updates, as T3's GEMM stores it); null
+// entries are skipped. "ideal_reduce_scatter" says which it took ("used": ring, direct_sm,
+// direct_dma_nmc or direct_sm_nmc) and the reduce-scatter times it chose between ("ring_ns",
+// "direct_sm_ns", "direct_dma_nmc_ns", "direct_sm_nmc_ns").
 nlohmann::json ideal_result(const nlohmann::json& sequential,
                             const std::vector<nlohmann::json>& direct = {});
 

@@ -28,8 +28,15 @@ const char* to_string(CollectiveAlgorithm algorithm) {
       return "add";
     case CollectiveAlgorithm::Nvls:
       return "nvls";
+    case CollectiveAlgorithm::DirectNmc:
+      return "direct nmc";
   }
   return "unknown";
+}
+
+bool direct_layout(CollectiveAlgorithm algorithm) {
+  return algorithm == CollectiveAlgorithm::Direct || algorithm == CollectiveAlgorithm::Nvls ||
+         algorithm == CollectiveAlgorithm::DirectNmc;
 }
 
 const std::vector<CollectiveOpInfo>& collective_ops() {
@@ -43,6 +50,7 @@ const std::vector<CollectiveOpInfo>& collective_ops() {
       {CollectiveOp::NvlsReduceScatter, CollectiveAlgorithm::Nvls},
       {CollectiveOp::NvlsAllGather, CollectiveAlgorithm::Nvls},
       {CollectiveOp::NvlsAllReduce, CollectiveAlgorithm::Nvls},
+      {CollectiveOp::DirectNmcReduceScatter, CollectiveAlgorithm::DirectNmc},
   };
   return ops;
 }
@@ -113,7 +121,7 @@ std::vector<RegisterWrite> to_registers(const CollectiveDescriptor& c) {
   write(d::kCollFifoDepth, c.fifo_depth, "FIFO depth = " + std::to_string(c.fifo_depth));
   write(d::kCollPollNs, c.poll_ns, "poll interval = " + std::to_string(c.poll_ns) + " ns");
   if (c.gate != 0) write64(d::kCollGateLow, c.gate, "gate");
-  if (algorithm == CollectiveAlgorithm::Direct || algorithm == CollectiveAlgorithm::Nvls) {
+  if (direct_layout(algorithm)) {
     write64(d::kCollPeerStrideLow, c.peer_stride, "peer stride");
     write64(d::kCollPeerFlagStrideLow, c.peer_flag_stride, "peer flag stride");
   }
@@ -169,8 +177,7 @@ CollectiveDescriptor from_registers(const RegisterRead& read) {
   c.slice_bytes = read(d::kCollSliceBytes);
   c.fifo_depth = read(d::kCollFifoDepth);
   c.poll_ns = read(d::kCollPollNs);
-  if (info.algorithm == CollectiveAlgorithm::Direct ||
-      info.algorithm == CollectiveAlgorithm::Nvls) {
+  if (direct_layout(info.algorithm)) {
     c.peer_stride = read64(d::kCollPeerStrideLow);
     c.peer_flag_stride = read64(d::kCollPeerFlagStrideLow);
   }

@@ -24,12 +24,16 @@ namespace t3 {
 
 // How the SMs move a collective's data (protocol/ring.h).
 enum class CollectiveAlgorithm : std::uint32_t {
-  Ring,    // RCCL-style ring over one or several rings, FIFO and READY/ACK flags
-  Direct,  // every chunk loaded straight from the rank that holds it (fully-connected, switch)
-  Add,     // not a collective: BUFFER += NEXT_BUFFER, channel by channel, no flags
-  Nvls,    // direct's layout and arrival, the data through the switch's multicast group (NVLS)
+  Ring,       // RCCL-style ring over one or several rings, FIFO and READY/ACK flags
+  Direct,     // every chunk loaded straight from the rank that holds it (fully-connected, switch)
+  Add,        // not a collective: BUFFER += NEXT_BUFFER, channel by channel, no flags
+  Nvls,       // direct's layout and arrival, the data through the switch's multicast group (NVLS)
+  DirectNmc,  // direct's layout and arrival, each chunk pushed to its owner as near-memory updates
 };
 const char* to_string(CollectiveAlgorithm algorithm);
+// Whether the algorithm keeps the direct layout (peer strides, direct flag area): Direct, Nvls and
+// DirectNmc.
+bool direct_layout(CollectiveAlgorithm algorithm);
 
 // One COLL_OP code: the op it names and the algorithm that runs it.
 struct CollectiveOpInfo {

@@ -141,6 +141,7 @@ enum CollOp : std::uint32_t {
   kNvlsReduceScatter = 5,  // through the switch's multicast group (protocol/ring.h, NVLS)
   kNvlsAllGather = 6,
   kNvlsAllReduce = 7,  // one launch: ld_reduce and multicast store slice by slice
+  kDirectNmcReduceScatter = 8,  // pushed as near-memory updates (protocol/ring.h, Direct NMC)
 };
 inline constexpr std::uint32_t kMaxRanks = 256;
 inline constexpr std::uint32_t kMaxChannels = 64;

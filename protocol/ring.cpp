@@ -28,6 +28,8 @@ const char* to_string(CollectiveOp op) {
       return "nvls all-gather";
     case CollectiveOp::NvlsAllReduce:
       return "nvls all-reduce";
+    case CollectiveOp::DirectNmcReduceScatter:
+      return "direct nmc reduce-scatter";
   }
   return "unknown";
 }
@@ -38,7 +40,7 @@ bool is_direct(CollectiveOp op) {
 
 bool is_reduce_scatter(CollectiveOp op) {
   return op == CollectiveOp::ReduceScatter || op == CollectiveOp::DirectReduceScatter ||
-         op == CollectiveOp::NvlsReduceScatter;
+         op == CollectiveOp::NvlsReduceScatter || op == CollectiveOp::DirectNmcReduceScatter;
 }
 
 bool is_nvls(CollectiveOp op) {

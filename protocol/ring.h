@@ -108,12 +108,14 @@ enum class CollectiveOp : std::uint32_t {
   NvlsReduceScatter = 5,  // NVLS ops: see "NVLS" below
   NvlsAllGather = 6,
   NvlsAllReduce = 7,  // one launch: each slice reduced by the switch and multicast at once
+  DirectNmcReduceScatter = 8,  // direct layout, pushed as near-memory updates: see "Direct NMC"
 };
 
 const char* to_string(CollectiveOp op);
 bool is_direct(CollectiveOp op);
-bool is_reduce_scatter(CollectiveOp op);  // ReduceScatter, DirectReduceScatter, NvlsReduceScatter
-bool is_nvls(CollectiveOp op);            // NvlsReduceScatter, NvlsAllGather, NvlsAllReduce
+// ReduceScatter, DirectReduceScatter, NvlsReduceScatter, DirectNmcReduceScatter
+bool is_reduce_scatter(CollectiveOp op);
+bool is_nvls(CollectiveOp op);  // NvlsReduceScatter, NvlsAllGather, NvlsAllReduce
 
 // ---- Direct (fully-connected and switch fabrics) -----------------------------------------------
 //
@@ -138,6 +140,21 @@ bool is_nvls(CollectiveOp op);            // NvlsReduceScatter, NvlsAllGather, N
 // Direct flag area: CHANNELS x RANKS words of 8 bytes, word (c, p) at FLAGS + 8 (c RANKS + p).
 // Traffic: remote loads are Communication, Uncached (they bypass this GPU's L2 and are served by
 // the peer's memory-side L2); local loads and the final stores are Cached, as in the ring.
+//
+// ---- Direct NMC (fully-connected and switch fabrics) -------------------------------------------
+//
+// The direct NMC reduce-scatter keeps the direct ops' buffer, chunks, channels, slices, chunk
+// ownership, peer strides, flag area and arrival, but pushes instead of pulling: for each slice of
+// its range and each peer p, channel c taking them in order r + 1 + (c + i) mod (n - 1) for
+// i = 0 .. n - 2 (so the channels push over every link at once), the channel loads its own partial
+// of p's owned chunk owner_chunk(p) and stores it into p's buffer at the same position as
+// near-memory updates (Op::Update, add of the element type at p's memory), as T3's producer stores
+// its partial sums. Rank r never touches its own owned chunk: its peers' updates add into it in
+// place. Then completion: after a fence (every update acknowledged, i.e. applied) the channel
+// stores flag_value(SEQUENCE, 2) into its word (c, r) of every peer's direct flag area and waits
+// until its own words (c, p) of every peer reach that value; then its owned chunk holds every
+// contribution of its channel range. Updates are Communication, Uncached; local loads Cached.
+// The all-gather that follows it is the direct one (or the ring's: the ownership is the same).
 //
 // ---- NVLS (a switch that reduces: topology.switch_reductions) ---------------------------------
 //

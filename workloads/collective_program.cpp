@@ -63,6 +63,9 @@ void check_spec(const CollectiveSpec& spec) {
   if (spec.nvls && !spec.direct) {
     bad_plan("collective: nvls keeps the direct layout, so it needs direct as well");
   }
+  if (spec.nmc && (!spec.direct || spec.nvls)) {
+    bad_plan("collective: nmc pushes over the direct layout, so it needs direct and not nvls");
+  }
 }
 
 std::vector<int> ring_strides_for(const SystemConfig& config, int channels) {
@@ -121,7 +124,7 @@ void append_collective(Program& program, const CollectiveLaunch& launch) {
     bad_plan(label + ": queue = " + std::to_string(launch.queue) + " must be in [0, " +
              std::to_string(d::kQueues) + ")");
   }
-  if (static_cast<std::uint32_t>(launch.op) > d::kNvlsAllReduce) {
+  if (static_cast<std::uint32_t>(launch.op) > d::kDirectNmcReduceScatter) {
     bad_plan(label + ": unknown collective op " +
              std::to_string(static_cast<std::uint32_t>(launch.op)));
   }
@@ -224,6 +227,7 @@ CollectiveLaunch ring_launch(const std::vector<CollectiveGpuLayout>& plan,
       }
     }
   }
+  if (spec.nmc && is_reduce_scatter(op)) launch.op = CollectiveOp::DirectNmcReduceScatter;
   if (spec.nvls) {
     launch.op = op == CollectiveOp::NvlsAllReduce ? op
                 : is_reduce_scatter(op)           ? CollectiveOp::NvlsReduceScatter

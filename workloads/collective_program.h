@@ -40,6 +40,9 @@ struct CollectiveSpec {
   // through the switch's multicast group `multicast` (topology.switch_reductions).
   bool nvls = false;
   std::uint32_t multicast = 0;
+  // Direct NMC (protocol/ring.h, Direct NMC; with `direct`): the reduce-scatter pushes each chunk
+  // to its owner as near-memory updates; the all-gather stays the direct one.
+  bool nmc = false;
   // Ring ops: the strides of the rings the channels are spread over (protocol/ring.h, Several
   // rings), channel c on ring c mod size; {1} is the one ring r -> r + 1. ring_strides_for picks
   // them for a topology. Ignored when direct.

@@ -52,6 +52,9 @@ constexpr ScenarioEntry kScenarioTable[] = {
                             {},                 nullptr},
     {Scenario::T3Switch,    "t3-switch",    false, plan_t3_switch,    nullptr,
                             {},                 t3_switch_rotation_invariant},
+    // ideal-rs-sm-nmc: one of ideal's candidates where ideal_simulated().
+    {Scenario::IdealRsSmNmc, "ideal-rs-sm-nmc", false, plan_ideal_rs_sm_nmc, nullptr,
+                            {},                 nullptr},
 };
 // clang-format on
 

@@ -7,11 +7,12 @@
 //   t3            the fused GEMM + reduce-scatter (t3_plan.h: tracker, DMA engine and near-memory
 //                 updates) under FCFS memory arbitration, then the ring all-gather on the SMs.
 //   t3-mca        t3 with communication-aware arbitration (hbm.arbitration = mca).
-//   ideal         max(GEMM alone, reduce-scatter alone) + all-gather, with the best SM
+//   ideal         max(GEMM alone, reduce-scatter alone) + all-gather, with the best
 //                 reduce-scatter the system offers. It runs the sequential programs, whose phases
 //                 each run alone on the group (a barrier between them), and combines the measured
 //                 phase times; where a direct collective can run (ideal_simulated) it also runs
-//                 them with the SM direct reduce-scatter and takes the faster of the two.
+//                 them with the SM direct reduce-scatter, ideal-rs-nmc and ideal-rs-sm-nmc, and
+//                 takes the run whose reduce-scatter is the fastest.
 //   ideal-rs-nmc  sequential, but the reduce-scatter is done by the DMA engines with near-memory
 //                 updates (dma_collective.h) instead of SM kernels.
 //
@@ -60,6 +61,10 @@ namespace t3 {
 //                 kernel's), and the chunk's owner, once every GPU has, pulls it reduced through
 //                 the switch (multimem.ld_reduce on the SMs) while the GEMM goes on with the next
 //                 chunk. Then the ring all-gather. docs/t3.md, "T3 over the switch".
+//   ideal-rs-sm-nmc  sequential, but the reduce-scatter is T3's communication run alone: the SMs
+//                 store each chunk's partials straight into its owner as near-memory updates
+//                 (protocol/ring.h, Direct NMC); fully-connected and switch topologies. One of
+//                 ideal's candidates.
 enum class Scenario {
   Sequential,
   T3,
@@ -69,7 +74,8 @@ enum class Scenario {
   Slicing,
   CommFuse,
   CommFuseAg,
-  T3Switch
+  T3Switch,
+  IdealRsSmNmc
 };
 
 // The paper's five, in the order above: what compare and sweeps run unless asked for more.
@@ -83,7 +89,7 @@ std::vector<Scenario> known_scenarios();
 // rotation for a shape whose chunks are unequal (ScenarioPlan::rotation_refused).
 bool rotation_invariant(const SystemConfig& config, Scenario scenario);
 // "sequential", "t3", "t3-mca", "ideal", "ideal-rs-nmc", "slicing", "commfuse", "commfuse-ag",
-// "t3-switch".
+// "t3-switch", "ideal-rs-sm-nmc".
 const char* to_string(Scenario scenario);
 // The inverse of to_string; anything else throws ConfigError listing the valid names.
 Scenario parse_scenario(const std::string& name);

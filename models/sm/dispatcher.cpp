@@ -333,6 +333,7 @@ LaunchError Dispatcher::validate_collective(Kernel& kernel) const {
       break;
     case CollectiveAlgorithm::Direct:
     case CollectiveAlgorithm::Nvls:
+    case CollectiveAlgorithm::DirectNmc:
       mapped = direct_areas_mapped(c, &hbm_flags);
       break;
     case CollectiveAlgorithm::Add:

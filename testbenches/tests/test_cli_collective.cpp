@@ -123,8 +123,9 @@ TEST_CASE("cli collective --impl ring-dma-nmc rejects --channels (exit 2) naming
       "collective --op all-reduce --impl ring-dma-nmc --tp 4 --bytes 4194304 --channels 8",
       "collective_dma_nmc_usage.log");
   CHECK(output.exit_code == 2);
-  CHECK_THAT(output.text,
-             Catch::Contains("--channels applies to --impl ring-sm and direct-sm only"));
+  CHECK_THAT(
+      output.text,
+      Catch::Contains("--channels applies to --impl ring-sm, direct-sm and direct-sm-nmc only"));
 }
 
 TEST_CASE("cli collective --omit-rank stalls: exit 2 with a one-line diagnosis naming the flags",

@@ -348,10 +348,12 @@ TEST_CASE("compare names each scenario's reduce-scatter on a switch", "[cli][com
   std::ifstream file(json);
   const nlohmann::json results = nlohmann::json::parse(file);
   const nlohmann::json& choice = scenario(results, "ideal")["ideal_reduce_scatter"];
-  char times[160];
-  std::snprintf(times, sizeof times, "(ring %.1f us, direct_sm %.1f us, direct_dma_nmc %.1f us)",
+  char times[200];
+  std::snprintf(times, sizeof times,
+                "(ring %.1f us, direct_sm %.1f us, direct_dma_nmc %.1f us, direct_sm_nmc %.1f us)",
                 choice["ring_ns"].get<double>() / 1e3, choice["direct_sm_ns"].get<double>() / 1e3,
-                choice["direct_dma_nmc_ns"].get<double>() / 1e3);
+                choice["direct_dma_nmc_ns"].get<double>() / 1e3,
+                choice["direct_sm_nmc_ns"].get<double>() / 1e3);
   INFO(out.text);
   CHECK(out.text.find("reduce-scatter on this switch, by scenario:\n") != std::string::npos);
   CHECK(out.text.find("\nsequential    ring on the SMs\n") != std::string::npos);

@@ -78,6 +78,10 @@ CollectiveDescriptor every_field(CollectiveOp op) {
       d.peer_flag_stride = 0x1000;
       d.multicast = 3;
       break;
+    case CollectiveAlgorithm::DirectNmc:
+      d.peer_stride = 0x20'0000'0000ull;
+      d.peer_flag_stride = 0x2000;
+      break;
     case CollectiveAlgorithm::Add:
       break;
   }
@@ -88,7 +92,7 @@ CollectiveDescriptor every_field(CollectiveOp op) {
 
 TEST_CASE("collective descriptor: every field of every COLL_OP code survives the registers",
           "[collective][descriptor]") {
-  REQUIRE(collective_ops().size() == 8);
+  REQUIRE(collective_ops().size() == 9);
   for (std::size_t code = 0; code < collective_ops().size(); ++code) {
     const CollectiveOp op = collective_ops()[code].op;
     INFO("COLL_OP " << code << " (" << to_string(op) << ")");
@@ -156,13 +160,14 @@ TEST_CASE("collective descriptor: an unknown COLL_OP or COLL_ELEMENT code is ref
           "[collective][descriptor]") {
   RegisterFile registers;
   registers.apply(to_registers(every_field(CollectiveOp::ReduceScatter)));
-  registers.set(reg::kCollOp, 8);
+  registers.set(reg::kCollOp, 9);
   CHECK_THROWS_WITH(from_registers(registers.reader()),
-                    Contains("COLL_OP = 8: no collective has this code") && Contains("4 add") &&
-                        Contains("7 nvls all-reduce"));
+                    Contains("COLL_OP = 9: no collective has this code") && Contains("4 add") &&
+                        Contains("7 nvls all-reduce") &&
+                        Contains("8 direct nmc reduce-scatter"));
   try {
     from_registers(registers.reader());
-    FAIL("COLL_OP 8 was accepted");
+    FAIL("COLL_OP 9 was accepted");
   } catch (const CollectiveDecodeError& error) {
     CHECK(error.kind() == CollectiveDecodeError::Kind::UnknownCode);
   }

@@ -20,7 +20,8 @@ TEST_CASE("every scenario's name parses back to it; the paper's five come first,
   CHECK(all_scenarios() == paper);
   const std::vector<std::string> names = {"sequential", "t3",           "t3-mca",
                                           "ideal",      "ideal-rs-nmc", "slicing",
-                                          "commfuse",   "commfuse-ag",  "t3-switch"};
+                                          "commfuse",   "commfuse-ag",  "t3-switch",
+                                          "ideal-rs-sm-nmc"};
   const std::vector<Scenario> known = known_scenarios();
   REQUIRE(known.size() == names.size());
   for (std::size_t i = 0; i < known.size(); ++i) {

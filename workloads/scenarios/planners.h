@@ -29,6 +29,10 @@ void plan_sequential(const SystemConfig& config, const GemmShape& shape, Scenari
 // holds, sequential's otherwise.
 void plan_ideal(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
                 ElementType element, ElementType out_element);
+// ideal-rs-sm-nmc: sequential's with the SM direct NMC reduce-scatter (fully-connected and switch
+// topologies; throws std::invalid_argument naming topology.kind on a ring).
+void plan_ideal_rs_sm_nmc(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
+                          ElementType element, ElementType out_element);
 void plan_sequential_gathered(const SystemConfig& config, ScenarioPlan& plan, ElementType element);
 // GEMM, then `reduce_scatter` (one program per GPU; empty: the SM ring's), then the SM ring
 // all-gather. `tags_per_chunk`: the tracking tags the reduce-scatter gives each chunk of C.

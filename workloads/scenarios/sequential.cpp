@@ -1,7 +1,10 @@
 // sequential: the GEMM, then the ring reduce-scatter on the SMs (NVLS where sequential_uses_nvls
 // holds), then the ring all-gather on the SMs. ideal runs these programs, and where
-// ideal_simulated() holds, their twin with the SM direct reduce-scatter. On a sublayer that
-// all-gathers its input: the ring all-gather of A, then the whole GEMM.
+// ideal_simulated() holds, their twin with the SM direct reduce-scatter; ideal-rs-sm-nmc their twin
+// with the SM direct NMC one. On a sublayer that all-gathers its input: the ring all-gather of A,
+// then the whole GEMM.
+#include <stdexcept>
+
 #include "protocol/to_size.h"
 #include "workloads/scenarios/common.h"
 #include "workloads/scenarios/planners.h"
@@ -52,21 +55,42 @@ void plan_sequential(const SystemConfig& config, const GemmShape& /*shape*/, Sce
   plan_gemm_then_collectives(config, plan, out_element, reduce_scatter, 0);
 }
 
-void plan_ideal(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
-                ElementType element, ElementType out_element) {
-  if (!ideal_simulated(config)) {
-    plan_sequential(config, shape, plan, element, out_element);
-    return;
-  }
-  // The sequential programs with the SM direct reduce-scatter in place of the ring's; the ring
-  // all-gather follows it as it follows the ring's (both leave chunk g + 1 on GPU g).
-  const RingOnOutput direct = direct_on_output(config, plan, out_element);
+namespace {
+
+// The sequential programs with an SM direct reduce-scatter in place of the ring's (`nmc`: pushed
+// to the owners as near-memory updates, protocol/ring.h, Direct NMC; else pulled by them); the
+// ring all-gather follows it as it follows the ring's (both leave chunk g + 1 on GPU g).
+void plan_sm_direct(const SystemConfig& config, ScenarioPlan& plan, ElementType out_element,
+                    bool nmc) {
+  RingOnOutput direct = direct_on_output(config, plan, out_element);
+  direct.spec.nmc = nmc;
   std::vector<Program> reduce_scatter(to_size(config.gpus));
   for (int g = 0; g < config.gpus; ++g) {
     append_ring(reduce_scatter[to_size(g)], direct, g, CollectiveOp::ReduceScatter, 1);
   }
   plan_gemm_then_collectives(config, plan, out_element, reduce_scatter, 0);
   plan.direct = true;
+}
+
+}  // namespace
+
+void plan_ideal(const SystemConfig& config, const GemmShape& shape, ScenarioPlan& plan,
+                ElementType element, ElementType out_element) {
+  if (!ideal_simulated(config)) {
+    plan_sequential(config, shape, plan, element, out_element);
+    return;
+  }
+  plan_sm_direct(config, plan, out_element, false);
+}
+
+void plan_ideal_rs_sm_nmc(const SystemConfig& config, const GemmShape& /*shape*/,
+                          ScenarioPlan& plan, ElementType /*element*/, ElementType out_element) {
+  if (config.topology.kind == TopologyKind::Ring) {
+    throw std::invalid_argument(
+        "scenario ideal-rs-sm-nmc needs topology.kind = fully-connected or switch (system '" +
+        config.name + "' has topology.kind = ring: a direct store would cross other GPUs' links)");
+  }
+  plan_sm_direct(config, plan, out_element, true);
 }
 
 // Sequential for an all-gathered input: the ring all-gather of A, then the whole GEMM.

@@ -12,12 +12,14 @@ const ChannelAlgorithm& channel_algorithm(CollectiveAlgorithm algorithm) {
   static const DirectAlgorithm direct;
   static const AddAlgorithm add;
   static const NvlsAlgorithm nvls;
+  static const DirectNmcAlgorithm direct_nmc;
   // One row per CollectiveAlgorithm (protocol/collective_descriptor.h).
   static const std::map<CollectiveAlgorithm, const ChannelAlgorithm*> table = {
       {CollectiveAlgorithm::Ring, &ring},
       {CollectiveAlgorithm::Direct, &direct},
       {CollectiveAlgorithm::Add, &add},
       {CollectiveAlgorithm::Nvls, &nvls},
+      {CollectiveAlgorithm::DirectNmc, &direct_nmc},
   };
   const auto it = table.find(algorithm);
   if (it == table.end()) {

@@ -142,6 +142,13 @@ class NvlsAlgorithm : public ChannelAlgorithm {
   bool run(ChannelOps& sm, RingChannel& channel) const override;
 };
 
+// Direct NMC reduce-scatter (protocol/ring.h, Direct NMC): direct's arrival, then every slice of
+// the peers' owned chunks pushed to them as near-memory updates, then completion flags.
+class DirectNmcAlgorithm : public ChannelAlgorithm {
+ public:
+  bool run(ChannelOps& sm, RingChannel& channel) const override;
+};
+
 // Direct arrival (protocol/ring.h, Direct): announces this channel to every peer and waits until
 // every peer's same channel has arrived. The direct and NVLS ops start with it.
 bool direct_arrival(ChannelOps& sm, RingChannel& channel);
