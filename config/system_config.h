@@ -208,6 +208,9 @@ struct L2Config {
   double bank_bytes_per_clock = 64;
   double clock_GHz = 1.4;
   double hit_latency_ns = 120.0;
+  // Dirty lines on their way to memory at once (docs/calibration.md): 128 per bank, the queues
+  // a write-back passes in GPGPU-Sim from its L2 slice to DRAM, x the default 32 banks.
+  std::int64_t writeback_buffer_entries = 4096;
 };
 
 // The order a plain GEMM's workgroups are dispatched in: row-major over the tile grid, or as
