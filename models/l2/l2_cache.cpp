@@ -529,6 +529,7 @@ struct L2Cache::Impl {
   // first error response, or TLM_OK_RESPONSE.
   tlm::tlm_response_status perform(Access& access, const T3Extension& extension,
                                    const Request& request, sc_core::sc_time& cursor) {
+    if (access.reads.empty() && access.writebacks.empty()) return tlm::TLM_OK_RESPONSE;  // hits
     if (!access.writebacks.empty()) {
       wait_for_writeback_room(access);
       cursor = std::max(cursor, sc_core::sc_time_stamp());
