@@ -300,6 +300,10 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "write-back buffer: dirty lines evicted and not yet written to memory; an access "
            "whose victims do not fit waits, the others do not wait for their write-backs",
            1, 1 << 20});
+  visit_enum(v, "l2.miss_path", l2.miss_path, std::array{"serial", "concurrent"},
+             "serial: an access's write-backs, then its fills, one after another in the "
+             "requester's thread; concurrent: its fills in flight together and its dirty victims "
+             "posted through the write-back buffer (l2.writeback_buffer_entries)");
 
   v.visit("gemm.tile_m", c.gemm.tile_m,
           {"element", "rows of the output tile a workgroup owns", 1, 65536});

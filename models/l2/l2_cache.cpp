@@ -46,7 +46,8 @@ int index(TrafficClass traffic_class) {
 // conflicts, plan, write back, fill, and the debug path.
 //
 // Concurrency: a b_transport runs in its caller's thread and may wait inside the memory
-// controller, so other callers run meanwhile. An access with more than one memory access hands
+// controller, so other callers run meanwhile. On the concurrent miss path (l2.miss_path), an
+// access with more than one memory access hands
 // all but its first to lanes (LanePool: a thread each, reused), so they are in flight together,
 // as an L2's MSHRs keep a line's misses outstanding together; posted write-backs run in lanes
 // too and outlive the access. Every memory access the L2 has in flight is a
@@ -58,7 +59,11 @@ int index(TrafficClass traffic_class) {
 //
 // Timing: an access arriving at T (time stamp + annotated delay) reserves each touched line's
 // bank from max(T, bank free) for bytes touched / bank bandwidth; its lookup is done at the
-// latest bank end + hit latency, when a hit completes. Its memory accesses (one read per
+// latest bank end + hit latency, when a hit completes. With l2.miss_path = serial (the
+// default) its memory accesses are issued from then on, one after another in the caller's thread
+// (write-backs first, then one read per contiguous run of missing sectors), so a miss costs
+// memory's latency on top of a hit and a dirty eviction one more memory round trip, and no lanes
+// or write-back buffer are used. With l2.miss_path = concurrent its memory accesses (one read per
 // contiguous run of missing sectors, and the direct accesses) all leave then, together, and the
 // access completes when the last returns: a miss costs memory's latency on top of a hit, however
 // many runs it has. The dirty victims it evicts go to the write-back buffer
@@ -128,6 +133,7 @@ struct L2Cache::Impl {
         calendar(geometry, config),
         store(geometry, tags.frames(), functional),
         hit_latency(config.hit_latency_ns, sc_core::SC_NS),
+        concurrent(config.miss_path == L2MissPath::Concurrent),
         lanes(lane_prefix(owner.name()), [this](MemoryLane& lane) { serve(lane); }),
         rejections(kMsgType, kReportedRejections),
         lost_writebacks(kMsgType, kReportedRejections) {
@@ -241,7 +247,8 @@ struct L2Cache::Impl {
     Frame& victim = tags.frame(c.set, way);
     if (victim.valid != 0) {
       stats.evictions[cls] += geometry.lines_holding(victim.valid);
-      if (victim.dirty != 0) add_writeback(access, victim, geometry.full_line, cls, false);
+      // serial: a victim's runs merge like a bypass's, as they go one after another too
+      if (victim.dirty != 0) add_writeback(access, victim, geometry.full_line, cls, !concurrent);
     }
     tags.reassign(c, way);
     return &victim;
@@ -529,6 +536,7 @@ struct L2Cache::Impl {
   // first error response, or TLM_OK_RESPONSE.
   tlm::tlm_response_status perform(Access& access, const T3Extension& extension,
                                    const Request& request, sc_core::sc_time& cursor) {
+    if (!concurrent) return perform_serially(access, extension, request, cursor);
     if (access.reads.empty() && access.writebacks.empty()) return tlm::TLM_OK_RESPONSE;  // hits
     if (!access.writebacks.empty()) {
       wait_for_writeback_room(access);
@@ -554,6 +562,27 @@ struct L2Cache::Impl {
     while (join.remaining > 0) sc_core::wait(join.done);
     cursor = join.latest;
     return join.error;
+  }
+
+  // l2.miss_path = serial: issues the planned memory accesses of `request` from `cursor` on, one
+  // after another in this thread: write-backs, then fills and direct accesses. Returns the first
+  // error response of memory, or TLM_OK_RESPONSE.
+  tlm::tlm_response_status perform_serially(Access& access, const T3Extension& extension,
+                                            const Request& request, sc_core::sc_time& cursor) {
+    tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;
+    write_back(access, extension, cursor, error);
+    for (Transit* transit : access.reads) {
+      if (transit->kind == Kind::Direct) {
+        issue(*transit, extension, transit->write, data_of(*transit, request), cursor, error);
+      } else {
+        tlm::tlm_response_status fill_error = tlm::TLM_OK_RESPONSE;
+        issue(*transit, extension, false, data_of(*transit, request), cursor, fill_error);
+        install(*transit, fill_error == tlm::TLM_OK_RESPONSE, request);
+        if (error == tlm::TLM_OK_RESPONSE) error = fill_error;
+      }
+      finish(*transit);
+    }
+    return error;
   }
 
   // Where a read or direct access's bytes come from or go: the fill's staging copy, or the
@@ -747,6 +776,7 @@ struct L2Cache::Impl {
   BankCalendar calendar;
   l2::DataStore store;
   const sc_core::sc_time hit_latency;
+  const bool concurrent;  // l2.miss_path = concurrent
   ObjectPool<Transit> transits;
   ObjectPool<Access> accesses;
   LanePool<MemoryLane> lanes;

@@ -1,8 +1,9 @@
 // Memory-side L2 of one GPU: the point of coherence for its HBM. Every access to local HBM (from
 // this GPU's SMs or from peers, through the router) passes here on its way to the memory
 // controller. Sectored, set-associative, LRU, write-back/write-allocate, line-interleaved banks
-// modelled as reservation calendars. An access's misses are in flight together and its dirty
-// victims drain through a bounded write-back buffer. Uncached accesses and near-memory updates
+// modelled as reservation calendars. An access's write-backs and fills go one after another
+// (l2.miss_path = serial), or its misses are in flight together and its dirty victims drain
+// through a bounded write-back buffer (concurrent). Uncached accesses and near-memory updates
 // bypass it after the lines they overlap are written back and invalidated.
 #pragma once
 

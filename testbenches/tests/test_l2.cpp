@@ -625,7 +625,7 @@ TEST_CASE("L2 hit and miss latency follow the configuration", "[l2]") {
       bench.run(Bench::write(), (1 + static_cast<std::uint64_t>(k) * sets) * line, line);
       write_alloc = std::max(write_alloc, sc_time_stamp() - start);
     }
-    // One more line of set 1: the dirty LRU line goes to the write-back buffer, the fill leaves.
+    // One more line of set 1: the dirty LRU line is written back, then the fill is issued.
     start = sc_time_stamp();
     bench.run(Bench::read(), (1 + static_cast<std::uint64_t>(config.ways) * sets) * line, line);
     dirty_miss = sc_time_stamp() - start;
@@ -651,7 +651,7 @@ TEST_CASE("L2 hit and miss latency follow the configuration", "[l2]") {
   CHECK(miss == ns(bank + config.hit_latency_ns + memory));
   CHECK(miss == ns(78));
   CHECK(write_alloc == ns(config.hit_latency_ns + bank));
-  CHECK(dirty_miss == ns(bank + config.hit_latency_ns + memory));
+  CHECK(dirty_miss == ns(bank + config.hit_latency_ns + 2 * memory));
   CHECK(first_done == ns(1000) + ns(bank + config.hit_latency_ns + memory));
   CHECK(second_done == first_done);
   const L2Stats& s = bench.l2.stats();
@@ -663,7 +663,13 @@ TEST_CASE("L2 hit and miss latency follow the configuration", "[l2]") {
   CHECK(bench.mc.pending() == 0);
 }
 
-// ---- the miss path: misses in flight together, posted write-backs -------------------------
+// ---- the miss path: serial (default), or misses in flight together and posted write-backs --
+
+L2Config concurrent_l2() {
+  L2Config c = small_l2();
+  c.miss_path = L2MissPath::Concurrent;
+  return c;
+}
 
 // Whole-line writes of the `ways` lines k * sets + set (k = 0 .. ways-1): set `set` full of dirty
 // lines, the first written the least recently used.
@@ -676,8 +682,46 @@ void dirty_set(Bench& bench, const L2Config& config, std::uint64_t set) {
   }
 }
 
+TEST_CASE("L2 serial miss path writes the dirty victim back before it issues the fill", "[l2]") {
+  const L2Config config = small_l2();  // l2.miss_path = serial, the default
+  REQUIRE(config.miss_path == L2MissPath::Serial);
+  const HbmConfig hbm = small_hbm();
+  Bench bench("bench", config, hbm, SimMode::Timing);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  const auto ways = static_cast<std::uint64_t>(config.ways);
+  sc_time clean_victim, dirty_victim;
+  nlohmann::json report;
+  Bench::thread([&] {
+    // Set 1 full of clean lines, set 2 of dirty ones; then one more line of each.
+    for (std::uint64_t k = 0; k < ways; ++k) {
+      bench.run(Bench::read(), (1 + k * sets) * line, static_cast<unsigned>(line));
+    }
+    dirty_set(bench, config, 2);
+    sc_core::wait(ns(1000));  // nothing in flight
+    sc_time start = sc_time_stamp();
+    bench.run(Bench::read(), (1 + ways * sets) * line, static_cast<unsigned>(line));
+    clean_victim = sc_time_stamp() - start;
+    sc_core::wait(ns(1000));
+    start = sc_time_stamp();
+    bench.run(Bench::read(), (2 + ways * sets) * line, static_cast<unsigned>(line));
+    dirty_victim = sc_time_stamp() - start;
+    report = bench.l2.report();
+  });
+  sc_core::sc_start();
+  const double bank = bank_ns(config, static_cast<double>(line));
+  const double memory = hbm.latency_ns + channel_ns(hbm, static_cast<double>(line));
+  CHECK(clean_victim == ns(bank + config.hit_latency_ns + memory));
+  // The write-back's whole round trip, then the fill's.
+  CHECK(dirty_victim == clean_victim + ns(memory));
+  CHECK(bench.l2.stats().writeback_bytes[kCompute] == line);
+  CHECK(report["writeback_buffer"]["max_used"] == 0);  // the buffer is not used
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
 TEST_CASE("L2 fill is not delayed by the write-back of the dirty line it replaces", "[l2]") {
-  const L2Config config = small_l2();
+  const L2Config config = concurrent_l2();
   const HbmConfig hbm = small_hbm();
   Bench bench("bench", config, hbm, SimMode::Timing);
   const auto line = static_cast<std::uint64_t>(config.line_bytes);
@@ -718,7 +762,7 @@ TEST_CASE("L2 fill is not delayed by the write-back of the dirty line it replace
 }
 
 TEST_CASE("L2 fetches the missing runs of one access together, in one round trip", "[l2]") {
-  const L2Config config = small_l2();
+  const L2Config config = concurrent_l2();
   const HbmConfig hbm = small_hbm();
   Bench bench("bench", config, hbm, SimMode::Timing);
   const auto line = static_cast<std::uint64_t>(config.line_bytes);
@@ -757,7 +801,7 @@ TEST_CASE("L2 access whose dirty victims do not fit the write-back buffer waits 
   // Two accesses at once, each evicting one dirty line of its own set: with one entry the second
   // waits until the first one's write-back is in memory; with two neither waits.
   const HbmConfig hbm = small_hbm();
-  L2Config one = small_l2(), two = small_l2();
+  L2Config one = concurrent_l2(), two = concurrent_l2();
   one.writeback_buffer_entries = 1;
   two.writeback_buffer_entries = 2;
   Bench bench_one("bench_one", one, hbm, SimMode::Timing);
@@ -815,7 +859,7 @@ TEST_CASE("L2 access whose dirty victims do not fit the write-back buffer waits 
 }
 
 TEST_CASE("L2 read of a line whose write-back is in flight returns the written data", "[l2]") {
-  const L2Config config = small_l2();
+  const L2Config config = concurrent_l2();
   Bench bench("bench", config, small_hbm(), SimMode::Functional);
   const auto line = static_cast<std::uint64_t>(config.line_bytes);
   const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
