@@ -295,6 +295,15 @@ void describe(SystemConfig& c, ParamVisitor& v) {
           {"byte/clk", "bandwidth of one bank", 1, 4096});
   v.visit("l2.clock_GHz", l2.clock_GHz, {"GHz", "L2 clock", 1e-3, 100});
   v.visit("l2.hit_latency_ns", l2.hit_latency_ns, {"ns", "latency of a hit", 0, 1e6});
+  v.visit("l2.writeback_buffer_entries", l2.writeback_buffer_entries,
+          {"line",
+           "write-back buffer: dirty lines evicted and not yet written to memory; an access "
+           "whose victims do not fit waits, the others do not wait for their write-backs",
+           1, 1 << 20});
+  visit_enum(v, "l2.miss_path", l2.miss_path, std::array{"serial", "concurrent"},
+             "serial: an access's write-backs, then its fills, one after another in the "
+             "requester's thread; concurrent: its fills in flight together and its dirty victims "
+             "posted through the write-back buffer (l2.writeback_buffer_entries)");
 
   v.visit("gemm.tile_m", c.gemm.tile_m,
           {"element", "rows of the output tile a workgroup owns", 1, 65536});

@@ -198,6 +198,11 @@ struct SmConfig {
   bool gemm_smem_residency = false;
 };
 
+// How the L2 performs an access's memory accesses (docs/architecture.md, models/l2/l2_cache.cpp):
+// serial: write-backs, then fills, one after another in the requester's thread; concurrent: the
+// fills in flight together, dirty victims posted through the write-back buffer.
+enum class L2MissPath { Serial, Concurrent };
+
 struct L2Config {
   std::uint64_t size_bytes = 16ull << 20;
   std::int64_t ways = 16;
@@ -208,6 +213,12 @@ struct L2Config {
   double bank_bytes_per_clock = 64;
   double clock_GHz = 1.4;
   double hit_latency_ns = 120.0;
+  // Dirty lines on their way to memory at once (docs/calibration.md): 128 per bank, the queues
+  // a write-back passes in GPGPU-Sim from its L2 slice to DRAM, x the default 32 banks.
+  std::int64_t writeback_buffer_entries = 4096;
+  // serial by default: the concurrent path is opt-in until its correlation is understood
+  // (docs/correlation.md, interference).
+  L2MissPath miss_path = L2MissPath::Serial;
 };
 
 // The order a plain GEMM's workgroups are dispatched in: row-major over the tile grid, or as

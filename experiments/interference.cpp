@@ -77,6 +77,7 @@ nlohmann::json memory_detail(const TpGroup& group, int first_gemm_sm) {
       {"background_bytes_read", background_read},
       {"background_bytes_written", background_written},
       {"l2", l2.value("total", nlohmann::json::object())},
+      {"l2_writeback_buffer", l2.value("writeback_buffer", nlohmann::json::object())},
       {"hbm_row_hit_rate", hbm.value("row_hit_rate", 0.0)},
       {"hbm_bytes", hbm["bytes"]},
       {"hbm_mean_entry_latency_ns", hbm["mean_entry_latency_ns"]},

@@ -56,6 +56,10 @@ void validate(const L2Config& c) {
   if (!(c.hit_latency_ns >= 0) || !std::isfinite(c.hit_latency_ns)) {
     throw ConfigError("l2.hit_latency_ns: must be a finite non-negative number");
   }
+  if (c.writeback_buffer_entries < 1) {
+    throw ConfigError("l2.writeback_buffer_entries: " + std::to_string(c.writeback_buffer_entries) +
+                      " must be at least 1");
+  }
 }
 
 Geometry::Geometry(const L2Config& config)

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/lane_pool.h"
 #include "models/common/object_pool.h"
 #include "models/l2/bank_calendar.h"
 #include "models/l2/data_store.h"
@@ -45,7 +46,11 @@ int index(TrafficClass traffic_class) {
 // conflicts, plan, write back, fill, and the debug path.
 //
 // Concurrency: a b_transport runs in its caller's thread and may wait inside the memory
-// controller, so other callers run meanwhile. Every memory access the L2 has in flight is a
+// controller, so other callers run meanwhile. On the concurrent miss path (l2.miss_path), an
+// access with more than one memory access hands
+// all but its first to lanes (LanePool: a thread each, reused), so they are in flight together,
+// as an L2's MSHRs keep a line's misses outstanding together; posted write-backs run in lanes
+// too and outlive the access. Every memory access the L2 has in flight is a
 // Transit that locks the sectors it covers; an access first waits (holding nothing) until no
 // lock overlaps its sectors, then plans everything in one atomic step (no wait: lookup, bank
 // reservation, replacement, data that needs no memory, lock registration), then performs its
@@ -54,12 +59,20 @@ int index(TrafficClass traffic_class) {
 //
 // Timing: an access arriving at T (time stamp + annotated delay) reserves each touched line's
 // bank from max(T, bank free) for bytes touched / bank bandwidth; its lookup is done at the
-// latest bank end + hit latency, when a hit completes. Memory accesses are issued from then on,
-// one after another in the caller's thread (write-backs first, then one read per contiguous run
-// of missing sectors), so a miss costs memory's latency on top of a hit and a dirty eviction one
-// more memory round trip. An access that waited for another's fill keeps its bank slot from T
-// and completes at max(lookup done, that fill's completion): no second fetch. b_transport returns
-// the time from sc_time_stamp() to completion as the delay.
+// latest bank end + hit latency, when a hit completes. With l2.miss_path = serial (the
+// default) its memory accesses are issued from then on, one after another in the caller's thread
+// (write-backs first, then one read per contiguous run of missing sectors), so a miss costs
+// memory's latency on top of a hit and a dirty eviction one more memory round trip, and no lanes
+// or write-back buffer are used. With l2.miss_path = concurrent its memory accesses (one read per
+// contiguous run of missing sectors, and the direct accesses) all leave then, together, and the
+// access completes when the last returns: a miss costs memory's latency on top of a hit, however
+// many runs it has. The dirty victims it evicts go to the write-back buffer
+// (l2.writeback_buffer_entries lines) and drain to memory from then on without delaying the
+// access; only when they do not fit does the access wait, until enough earlier write-backs have
+// reached memory. A write-back keeps its sectors locked until memory has them, so a later access
+// to them waits for it and then reads what was written. An access that waited for another's fill
+// keeps its bank slot from T and completes at max(lookup done, that fill's completion): no
+// second fetch. b_transport returns the time from sc_time_stamp() to completion as the delay.
 //
 // Granularity: see geometry.h; a "line" here is a block of l2.block_lines hardware lines.
 struct L2Cache::Impl {
@@ -79,6 +92,34 @@ struct L2Cache::Impl {
   struct Lookups {
     std::uint64_t hits = 0, misses = 0;
   };
+  // What an access waits on while its memory accesses are in lanes.
+  struct Join {
+    int remaining = 0;                                      // memory accesses not back yet
+    sc_core::sc_time latest;                                // the latest completion so far
+    tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;  // memory's first error response
+    sc_core::sc_event done;                                 // notified when `remaining` reaches 0
+  };
+  // One memory access in a lane's thread, from its issue to its completion.
+  struct MemoryLane {
+    Transit* transit = nullptr;
+    T3Extension requester;
+    unsigned char* data = nullptr;     // functional: the bytes to write or the place to read into
+    sc_core::sc_time start;            // when it leaves the L2
+    Join* join = nullptr;              // the access waiting for it; nullptr: a posted write-back
+    const Request* request = nullptr;  // fills: the access that installs them
+  };
+  // Write-back buffer: hardware lines of dirty victims on their way to memory. Accesses that
+  // must wait for room are served first come, first served (tickets).
+  struct WritebackBuffer {
+    std::uint64_t capacity = 0;
+    std::uint64_t used = 0;
+    std::uint64_t in_flight = 0;  // write-backs (memory accesses) posted and not complete
+    std::uint64_t next_ticket = 0, serving = 0;
+    sc_core::sc_event room;  // notified when entries free up or a waiter has been served
+    std::uint64_t max_used = 0;
+    std::uint64_t stalls = 0;  // accesses that waited for room
+    sc_core::sc_time stall_time;
+  };
 
   Impl(L2Cache& owner, const L2Config& config, SimMode mode, std::uint64_t base, std::uint64_t size)
       : owner(owner),
@@ -92,7 +133,19 @@ struct L2Cache::Impl {
         calendar(geometry, config),
         store(geometry, tags.frames(), functional),
         hit_latency(config.hit_latency_ns, sc_core::SC_NS),
-        rejections(kMsgType, kReportedRejections) {}
+        concurrent(config.miss_path == L2MissPath::Concurrent),
+        lanes(lane_prefix(owner.name()), [this](MemoryLane& lane) { serve(lane); }),
+        rejections(kMsgType, kReportedRejections),
+        lost_writebacks(kMsgType, kReportedRejections) {
+    writebacks.capacity = static_cast<std::uint64_t>(config.writeback_buffer_entries);
+  }
+
+  // Lanes are spawned in whichever thread calls the L2 (an SM's, a DMA engine's, another GPU's),
+  // so their names carry the L2's whole name to stay unique under that thread.
+  static std::string lane_prefix(std::string name) {
+    std::replace(name.begin(), name.end(), '.', '_');
+    return name;
+  }
 
   // ---- transits ---------------------------------------------------------------------------
 
@@ -142,16 +195,18 @@ struct L2Cache::Impl {
     store.copy(tags.index_of(frame), frame.line, mask, lo, hi, buffer, buffer_begin, into_frame);
   }
 
-  // Queues the dirty sectors of `frame` among `mask` for write-back; runs contiguous with the
-  // previous one merge into one memory write.
-  void add_writeback(Access& access, const Frame& frame, std::uint64_t mask, int cls) {
+  // Queues the dirty sectors of `frame` among `mask` for write-back. With `merge` (a bypass's
+  // write-backs, sent one after another), runs contiguous with the previous one merge into one
+  // memory write; a victim's stay apart, as a write-back buffer frees each line's entry when
+  // that line is written, not when a whole merged run is.
+  void add_writeback(Access& access, const Frame& frame, std::uint64_t mask, int cls, bool merge) {
     const std::uint64_t start = frame.line << geometry.line_shift;
     const unsigned sector_shift = geometry.sector_shift;
     l2::for_each_run(frame.dirty & mask, [&](unsigned first, unsigned count) {
       const std::uint64_t b = start + (std::uint64_t{first} << sector_shift);
       const std::uint64_t e = b + (std::uint64_t{count} << sector_shift);
       Transit* transit = nullptr;
-      if (!access.writebacks.empty() && access.writebacks.back()->end == b) {
+      if (merge && !access.writebacks.empty() && access.writebacks.back()->end == b) {
         transit = access.writebacks.back();
       } else {
         transit = &acquire_transit(Kind::Writeback, b, b);
@@ -192,7 +247,8 @@ struct L2Cache::Impl {
     Frame& victim = tags.frame(c.set, way);
     if (victim.valid != 0) {
       stats.evictions[cls] += geometry.lines_holding(victim.valid);
-      if (victim.dirty != 0) add_writeback(access, victim, geometry.full_line, cls);
+      // serial: a victim's runs merge like a bypass's, as they go one after another too
+      if (victim.dirty != 0) add_writeback(access, victim, geometry.full_line, cls, !concurrent);
     }
     tags.reassign(c, way);
     return &victim;
@@ -227,6 +283,8 @@ struct L2Cache::Impl {
     if (m.is_response_error() && error == tlm::TLM_OK_RESPONSE) error = m.get_response_status();
   }
 
+  // A bypass's write-backs, one after another in this thread: they must reach memory before the
+  // bypass itself does, which may overwrite or update the same bytes.
   void write_back(Access& access, const T3Extension& requester, sc_core::sc_time& cursor,
                   tlm::tlm_response_status& error) {
     for (Transit* transit : access.writebacks) {
@@ -319,7 +377,7 @@ struct L2Cache::Impl {
       const std::uint64_t mask = geometry.line_mask_of(c.line, offset, end);
       // wait_for_conflicts waited for every fill of these lines
       assert((frame->pending & mask) == 0);
-      if ((frame->dirty & mask) != 0) add_writeback(access, *frame, mask, cls);
+      if ((frame->dirty & mask) != 0) add_writeback(access, *frame, mask, cls, true);
       frame->valid &= ~mask;
       frame->dirty &= ~mask;
       if (frame->valid == 0 && frame->pending == 0) tags.release(c.set, *frame);
@@ -471,27 +529,156 @@ struct L2Cache::Impl {
     return fetch;
   }
 
-  // Issues the planned memory accesses of `request` from `cursor` on: write-backs, then fills
-  // and direct accesses. Returns the first error response of memory, or TLM_OK_RESPONSE.
+  // Issues the planned memory accesses of `request` at `cursor` (or, if the write-back buffer
+  // has no room for its victims, once it has): every read and direct access at once, the first
+  // in this thread and the others in lanes, and the write-backs posted to lanes. Returns when the
+  // reads and direct accesses are complete, `cursor` at the latest completion, with memory's
+  // first error response, or TLM_OK_RESPONSE.
   tlm::tlm_response_status perform(Access& access, const T3Extension& extension,
                                    const Request& request, sc_core::sc_time& cursor) {
+    if (!concurrent) return perform_serially(access, extension, request, cursor);
+    if (access.reads.empty() && access.writebacks.empty()) return tlm::TLM_OK_RESPONSE;  // hits
+    if (!access.writebacks.empty()) {
+      wait_for_writeback_room(access);
+      cursor = std::max(cursor, sc_core::sc_time_stamp());
+    }
+    Join join;
+    join.latest = cursor;
+    // Lanes run once this thread waits in memory: its own read reaches memory first, the others
+    // after it in address order, the write-backs last.
+    for (std::size_t k = 1; k < access.reads.size(); ++k) {
+      Transit& transit = *access.reads[k];
+      start_lane(transit, extension, data_of(transit, request), cursor, &join, &request);
+    }
+    for (Transit* transit : access.writebacks) {
+      start_lane(*transit, extension, functional ? transit->buffer.data() : nullptr, cursor,
+                 nullptr, nullptr);
+    }
+    if (!access.reads.empty()) {
+      Transit& transit = *access.reads.front();
+      ++join.remaining;
+      carry(transit, extension, data_of(transit, request), cursor, &join, &request);
+    }
+    while (join.remaining > 0) sc_core::wait(join.done);
+    cursor = join.latest;
+    return join.error;
+  }
+
+  // l2.miss_path = serial: issues the planned memory accesses of `request` from `cursor` on, one
+  // after another in this thread: write-backs, then fills and direct accesses. Returns the first
+  // error response of memory, or TLM_OK_RESPONSE.
+  tlm::tlm_response_status perform_serially(Access& access, const T3Extension& extension,
+                                            const Request& request, sc_core::sc_time& cursor) {
     tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;
     write_back(access, extension, cursor, error);
     for (Transit* transit : access.reads) {
       if (transit->kind == Kind::Direct) {
-        issue(*transit, extension, transit->write,
-              request.data ? request.data + (transit->begin - request.offset) : nullptr, cursor,
-              error);
+        issue(*transit, extension, transit->write, data_of(*transit, request), cursor, error);
       } else {
         tlm::tlm_response_status fill_error = tlm::TLM_OK_RESPONSE;
-        issue(*transit, extension, false, functional ? transit->buffer.data() : nullptr, cursor,
-              fill_error);
+        issue(*transit, extension, false, data_of(*transit, request), cursor, fill_error);
         install(*transit, fill_error == tlm::TLM_OK_RESPONSE, request);
         if (error == tlm::TLM_OK_RESPONSE) error = fill_error;
       }
       finish(*transit);
     }
     return error;
+  }
+
+  // Where a read or direct access's bytes come from or go: the fill's staging copy, or the
+  // request's bytes for a direct access; nullptr in timing mode.
+  unsigned char* data_of(Transit& transit, const Request& request) const {
+    if (transit.kind == Kind::Direct) {
+      return request.data ? request.data + (transit.begin - request.offset) : nullptr;
+    }
+    return functional ? transit.buffer.data() : nullptr;
+  }
+
+  // Hands `transit`'s memory access to a lane of its own.
+  void start_lane(Transit& transit, const T3Extension& requester, unsigned char* data,
+                  sc_core::sc_time start, Join* join, const Request* request) {
+    MemoryLane& lane = lanes.acquire();
+    lane.transit = &transit;
+    lane.requester = requester;
+    lane.data = data;
+    lane.start = start;
+    lane.join = join;
+    lane.request = request;
+    if (join) ++join->remaining;
+    if (!join) ++writebacks.in_flight;
+    lanes.start(lane);
+  }
+
+  void serve(MemoryLane& lane) {
+    Transit& transit = *lane.transit;
+    const T3Extension requester = lane.requester;
+    unsigned char* data = lane.data;
+    const sc_core::sc_time start = lane.start;
+    Join* join = lane.join;
+    const Request* request = lane.request;
+    lanes.release(lane);
+    carry(transit, requester, data, start, join, request);
+  }
+
+  // Sends `transit`'s memory access at `start` and waits for it in this thread; then installs a
+  // fill, frees a write-back's buffer entries, and tells `join` (if any) it is back.
+  void carry(Transit& transit, const T3Extension& requester, unsigned char* data,
+             sc_core::sc_time start, Join* join, const Request* request) {
+    tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;
+    const bool write = transit.kind == Kind::Writeback || transit.write;
+    issue(transit, requester, write, data, start, error);
+    if (transit.kind == Kind::Fill) install(transit, error == tlm::TLM_OK_RESPONSE, *request);
+    if (transit.kind == Kind::Writeback) {
+      release_writeback(transit, error);
+    } else if (join) {
+      join->latest = std::max(join->latest, transit.ready);
+      if (join->error == tlm::TLM_OK_RESPONSE) join->error = error;
+    }
+    finish(transit);
+    if (join && --join->remaining == 0) join->done.notify();
+  }
+
+  // ---- write-back buffer ------------------------------------------------------------------
+
+  // Hardware lines of a write-back: the buffer's entries it takes.
+  std::uint64_t entries_of(const Transit& transit) const {
+    return ((transit.end - 1) >> geometry.bank_line_shift) -
+           (transit.begin >> geometry.bank_line_shift) + 1;
+  }
+
+  // Takes the buffer entries of `access`'s write-backs, waiting (behind the accesses already
+  // waiting) until they fit; a write-back larger than the whole buffer goes when it is empty.
+  void wait_for_writeback_room(const Access& access) {
+    std::uint64_t need = 0;
+    for (const Transit* transit : access.writebacks) need += entries_of(*transit);
+    const std::uint64_t ticket = writebacks.next_ticket++;
+    const auto fits = [&] {
+      return ticket == writebacks.serving &&
+             (writebacks.used == 0 || writebacks.used + need <= writebacks.capacity);
+    };
+    if (!fits()) {
+      const sc_core::sc_time from = sc_core::sc_time_stamp();
+      ++writebacks.stalls;
+      while (!fits()) sc_core::wait(writebacks.room);
+      writebacks.stall_time += sc_core::sc_time_stamp() - from;
+    }
+    ++writebacks.serving;
+    writebacks.used += need;
+    writebacks.max_used = std::max(writebacks.max_used, writebacks.used);
+    writebacks.room.notify();  // the next waiter may fit as well
+  }
+
+  // A posted write-back is complete: its entries are free again. Memory refusing it loses the
+  // data, with nobody waiting to be told: it is counted and reported.
+  void release_writeback(const Transit& transit, tlm::tlm_response_status error) {
+    writebacks.used -= entries_of(transit);
+    --writebacks.in_flight;
+    writebacks.room.notify();
+    if (error != tlm::TLM_OK_RESPONSE) {
+      lost_writebacks.add(std::string(owner.name()) + ": memory refused the write-back of " +
+                          std::to_string(transit.end - transit.begin) + " bytes at " +
+                          hex(base + transit.begin));
+    }
   }
 
   // A fill came back: its sectors become valid (or, on error, stay invalid) and the access that
@@ -589,11 +776,15 @@ struct L2Cache::Impl {
   BankCalendar calendar;
   l2::DataStore store;
   const sc_core::sc_time hit_latency;
+  const bool concurrent;  // l2.miss_path = concurrent
   ObjectPool<Transit> transits;
   ObjectPool<Access> accesses;
+  LanePool<MemoryLane> lanes;
+  WritebackBuffer writebacks;
   std::size_t inside = 0;            // b_transport calls in progress
   std::uint64_t conflict_waits = 0;  // times an access waited for another's memory access
   ErrorLog rejections;               // accesses answered with an error response
+  ErrorLog lost_writebacks;          // posted write-backs memory answered with an error
 };
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode mode,
@@ -619,7 +810,7 @@ unsigned L2Cache::transport_dbg(tlm::tlm_generic_payload& payload) {
 }
 
 std::size_t L2Cache::pending() const {
-  return impl_->inside;
+  return impl_->inside + impl_->writebacks.in_flight;
 }
 
 std::uint64_t L2Cache::sets() const {
@@ -667,6 +858,12 @@ nlohmann::json L2Cache::report() const {
   j["hit_rate"] = total["hit_rate"];
   j["rejected"] = impl.rejections.count();
   j["conflict_waits"] = impl.conflict_waits;
+  const auto& buffer = impl.writebacks;
+  j["writeback_buffer"] = {{"entries", buffer.capacity},
+                           {"max_used", buffer.max_used},
+                           {"stalls", buffer.stalls},
+                           {"stall_ns", buffer.stall_time.to_seconds() * 1e9}};
+  j["lost_writebacks"] = impl.lost_writebacks.count();
   j["pending"] = pending();
   return j;
 }

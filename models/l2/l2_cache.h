@@ -1,8 +1,10 @@
 // Memory-side L2 of one GPU: the point of coherence for its HBM. Every access to local HBM (from
 // this GPU's SMs or from peers, through the router) passes here on its way to the memory
 // controller. Sectored, set-associative, LRU, write-back/write-allocate, line-interleaved banks
-// modelled as reservation calendars. Uncached accesses and near-memory updates bypass it after
-// the lines they overlap are written back and invalidated.
+// modelled as reservation calendars. An access's write-backs and fills go one after another
+// (l2.miss_path = serial), or its misses are in flight together and its dirty victims drain
+// through a bounded write-back buffer (concurrent). Uncached accesses and near-memory updates
+// bypass it after the lines they overlap are written back and invalidated.
 #pragma once
 
 #include <array>
@@ -50,15 +52,17 @@ class L2Cache : public sc_core::sc_module {
   const L2Stats& stats() const { return stats_; }
   // Stats, plus hit_rate (sectors hit / sectors looked up) per class and overall.
   nlohmann::json report() const;
-  // b_transport calls inside the L2 right now; 0 at the end of a clean run.
+  // b_transport calls inside the L2 and posted write-backs not yet in memory, right now; 0 at
+  // the end of a clean run.
   std::size_t pending() const;
 
   std::uint64_t sets() const;
   int bank_of(std::uint64_t address) const;
 
  private:
-  // Loosely timed: the caller's thread does the L2's memory accesses (and waits in the memory
-  // controller); the returned delay is the time from sc_time_stamp() to completion.
+  // Loosely timed: the caller's thread waits while the L2's memory accesses for it are in the
+  // memory controller (the first in its own thread, the others in the L2's lanes); the returned
+  // delay is the time from sc_time_stamp() to completion.
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   // Reads merge valid L2 data over memory's; writes go to memory and update any L2 copy.
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);

@@ -663,6 +663,239 @@ TEST_CASE("L2 hit and miss latency follow the configuration", "[l2]") {
   CHECK(bench.mc.pending() == 0);
 }
 
+// ---- the miss path: serial (default), or misses in flight together and posted write-backs --
+
+L2Config concurrent_l2() {
+  L2Config c = small_l2();
+  c.miss_path = L2MissPath::Concurrent;
+  return c;
+}
+
+// Whole-line writes of the `ways` lines k * sets + set (k = 0 .. ways-1): set `set` full of dirty
+// lines, the first written the least recently used.
+void dirty_set(Bench& bench, const L2Config& config, std::uint64_t set) {
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  for (std::int64_t k = 0; k < config.ways; ++k) {
+    bench.run(Bench::write(), (set + static_cast<std::uint64_t>(k) * sets) * line,
+              static_cast<unsigned>(line));
+  }
+}
+
+TEST_CASE("L2 serial miss path writes the dirty victim back before it issues the fill", "[l2]") {
+  const L2Config config = small_l2();  // l2.miss_path = serial, the default
+  REQUIRE(config.miss_path == L2MissPath::Serial);
+  const HbmConfig hbm = small_hbm();
+  Bench bench("bench", config, hbm, SimMode::Timing);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  const auto ways = static_cast<std::uint64_t>(config.ways);
+  sc_time clean_victim, dirty_victim;
+  nlohmann::json report;
+  Bench::thread([&] {
+    // Set 1 full of clean lines, set 2 of dirty ones; then one more line of each.
+    for (std::uint64_t k = 0; k < ways; ++k) {
+      bench.run(Bench::read(), (1 + k * sets) * line, static_cast<unsigned>(line));
+    }
+    dirty_set(bench, config, 2);
+    sc_core::wait(ns(1000));  // nothing in flight
+    sc_time start = sc_time_stamp();
+    bench.run(Bench::read(), (1 + ways * sets) * line, static_cast<unsigned>(line));
+    clean_victim = sc_time_stamp() - start;
+    sc_core::wait(ns(1000));
+    start = sc_time_stamp();
+    bench.run(Bench::read(), (2 + ways * sets) * line, static_cast<unsigned>(line));
+    dirty_victim = sc_time_stamp() - start;
+    report = bench.l2.report();
+  });
+  sc_core::sc_start();
+  const double bank = bank_ns(config, static_cast<double>(line));
+  const double memory = hbm.latency_ns + channel_ns(hbm, static_cast<double>(line));
+  CHECK(clean_victim == ns(bank + config.hit_latency_ns + memory));
+  // The write-back's whole round trip, then the fill's.
+  CHECK(dirty_victim == clean_victim + ns(memory));
+  CHECK(bench.l2.stats().writeback_bytes[kCompute] == line);
+  CHECK(report["writeback_buffer"]["max_used"] == 0);  // the buffer is not used
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+TEST_CASE("L2 fill is not delayed by the write-back of the dirty line it replaces", "[l2]") {
+  const L2Config config = concurrent_l2();
+  const HbmConfig hbm = small_hbm();
+  Bench bench("bench", config, hbm, SimMode::Timing);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  const auto ways = static_cast<std::uint64_t>(config.ways);
+  sc_time clean_victim, dirty_victim;
+  nlohmann::json report;
+  Bench::thread([&] {
+    // Set 1 full of clean lines, set 2 of dirty ones; then one more line of each.
+    for (std::uint64_t k = 0; k < ways; ++k) {
+      bench.run(Bench::read(), (1 + k * sets) * line, static_cast<unsigned>(line));
+    }
+    dirty_set(bench, config, 2);
+    sc_core::wait(ns(1000));  // nothing in flight
+    sc_time start = sc_time_stamp();
+    bench.run(Bench::read(), (1 + ways * sets) * line, static_cast<unsigned>(line));
+    clean_victim = sc_time_stamp() - start;
+    sc_core::wait(ns(1000));
+    start = sc_time_stamp();
+    bench.run(Bench::read(), (2 + ways * sets) * line, static_cast<unsigned>(line));
+    dirty_victim = sc_time_stamp() - start;
+    report = bench.l2.report();
+  });
+  sc_core::sc_start();
+  const double bank = bank_ns(config, static_cast<double>(line));
+  const double memory = hbm.latency_ns + channel_ns(hbm, static_cast<double>(line));
+  CHECK(clean_victim == ns(bank + config.hit_latency_ns + memory));
+  // The write-back leaves with the fill; at most the line's transfer on a shared channel apart.
+  CHECK(dirty_victim >= clean_victim);
+  CHECK(dirty_victim <= clean_victim + ns(channel_ns(hbm, static_cast<double>(line))));
+  // Written back first, it cost a memory round trip more.
+  CHECK(dirty_victim < ns(bank + config.hit_latency_ns + 2 * memory));
+  const L2Stats& s = bench.l2.stats();
+  CHECK(s.writeback_bytes[kCompute] == line);
+  CHECK(report["writeback_buffer"]["stalls"] == 0);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
+TEST_CASE("L2 fetches the missing runs of one access together, in one round trip", "[l2]") {
+  const L2Config config = concurrent_l2();
+  const HbmConfig hbm = small_hbm();
+  Bench bench("bench", config, hbm, SimMode::Timing);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const auto sector = static_cast<std::uint64_t>(config.sector_bytes);
+  const std::uint64_t lines = 4;
+  sc_time elapsed;
+  std::uint64_t reads_before = 0, reads_after = 0;
+  auto reads = [&] { return bench.mc.stats().requests[static_cast<int>(Op::Read)][kCompute]; };
+  Bench::thread([&] {
+    // Sector 1 of each line valid: the read of the four lines misses five runs of sectors,
+    // [0, 1), [2, 5), [6, 9), [10, 13) and [14, 16).
+    for (std::uint64_t k = 0; k < lines; ++k) {
+      bench.run(Bench::read(), k * line + sector, static_cast<unsigned>(sector));
+    }
+    sc_core::wait(ns(1000));
+    reads_before = reads();
+    const sc_time start = sc_time_stamp();
+    bench.run(Bench::read(), 0, static_cast<unsigned>(lines * line));
+    elapsed = sc_time_stamp() - start;
+    reads_after = reads();
+  });
+  sc_core::sc_start();
+  REQUIRE(reads_after - reads_before == 5);
+  const double bank = bank_ns(config, static_cast<double>(line));  // the lines' banks, in parallel
+  const double missing = static_cast<double>((lines * line) - lines * sector);
+  // One round trip, plus at most every missing byte on one channel one after another.
+  CHECK(elapsed >= ns(bank + config.hit_latency_ns + hbm.latency_ns));
+  CHECK(elapsed <= ns(bank + config.hit_latency_ns + hbm.latency_ns + channel_ns(hbm, missing)));
+  // Less than two round trips: the runs were not fetched one after another.
+  CHECK(elapsed < ns(bank + config.hit_latency_ns + 2 * hbm.latency_ns));
+  CHECK(bench.l2.stats().fill_bytes[kCompute] == lines * line);
+  CHECK(bench.l2.pending() == 0);
+}
+
+TEST_CASE("L2 access whose dirty victims do not fit the write-back buffer waits for room", "[l2]") {
+  // Two accesses at once, each evicting one dirty line of its own set: with one entry the second
+  // waits until the first one's write-back is in memory; with two neither waits.
+  const HbmConfig hbm = small_hbm();
+  L2Config one = concurrent_l2(), two = concurrent_l2();
+  one.writeback_buffer_entries = 1;
+  two.writeback_buffer_entries = 2;
+  Bench bench_one("bench_one", one, hbm, SimMode::Timing);
+  Bench bench_two("bench_two", two, hbm, SimMode::Timing);
+  const auto line = static_cast<std::uint64_t>(one.line_bytes);
+  const std::uint64_t sets = one.size_bytes / (line * static_cast<std::uint64_t>(one.ways));
+  const auto ways = static_cast<std::uint64_t>(one.ways);
+  sc_core::sc_event ready;
+  std::vector<std::vector<sc_time>> elapsed(2, std::vector<sc_time>(2));
+  Bench* benches[] = {&bench_one, &bench_two};
+  Bench::thread([&] {
+    for (Bench* bench : benches) {
+      dirty_set(*bench, one, 1);
+      dirty_set(*bench, one, 2);
+    }
+    sc_core::wait(ns(1000));
+    ready.notify();
+  });
+  for (std::size_t b = 0; b < 2; ++b) {
+    for (std::uint64_t k = 0; k < 2; ++k) {
+      Bench::thread([&, b, k] {
+        sc_core::wait(ready);
+        const sc_time start = sc_time_stamp();
+        benches[b]->run(Bench::read(), (1 + k + ways * sets) * line, static_cast<unsigned>(line));
+        elapsed[b][k] = sc_time_stamp() - start;
+      });
+    }
+  }
+  sc_core::sc_start();
+  const double memory = hbm.latency_ns + channel_ns(hbm, static_cast<double>(line));
+  const double miss = bank_ns(one, static_cast<double>(line)) + one.hit_latency_ns + memory;
+  // Both fills and both write-backs may share a channel: three transfers ahead at most.
+  const double contention = channel_ns(hbm, 3.0 * static_cast<double>(line));
+  for (std::size_t b = 0; b < 2; ++b) {
+    const std::int64_t entries = b == 0 ? 1 : 2;
+    INFO("entries = " << entries);
+    const nlohmann::json buffer = benches[b]->l2.report()["writeback_buffer"];
+    CHECK(buffer["entries"] == entries);
+    CHECK(buffer["max_used"] == entries);
+    const sc_time first = std::min(elapsed[b][0], elapsed[b][1]);
+    const sc_time second = std::max(elapsed[b][0], elapsed[b][1]);
+    CHECK(first <= ns(miss + contention));
+    if (entries == 1) {
+      CHECK(buffer["stalls"] == 1);
+      CHECK(buffer["stall_ns"].get<double>() >= memory);
+      CHECK(second >= ns(miss + memory));  // after the first write-back's round trip
+    } else {
+      CHECK(buffer["stalls"] == 0);
+      CHECK(second <= ns(miss + contention));
+    }
+    CHECK(benches[b]->l2.stats().writeback_bytes[kCompute] == 2 * line);
+    CHECK(benches[b]->l2.pending() == 0);
+    CHECK(benches[b]->mc.pending() == 0);
+  }
+}
+
+TEST_CASE("L2 read of a line whose write-back is in flight returns the written data", "[l2]") {
+  const L2Config config = concurrent_l2();
+  Bench bench("bench", config, small_hbm(), SimMode::Functional);
+  const auto line = static_cast<std::uint64_t>(config.line_bytes);
+  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
+  const auto ways = static_cast<std::uint64_t>(config.ways);
+  const std::uint64_t x = 3 * line;  // set 3
+  const std::vector<unsigned char> written = pattern(line, 7);
+  std::vector<unsigned char> seen(line, 0xee), in_memory(line);
+  std::size_t pending_at_read = 0;
+  std::uint64_t waits_before = 0, waits_after = 0;
+  Bench::thread([&] {
+    std::vector<unsigned char> w = written, scratch(line);
+    bench.run(Bench::write(), x, static_cast<unsigned>(line), w.data());  // dirty, least recent
+    for (std::uint64_t k = 1; k < ways; ++k) {
+      bench.run(Bench::read(), x + k * sets * line, static_cast<unsigned>(line), scratch.data());
+    }
+    // One more line of set 3 evicts x. Without waiting out its delay, read x back: its
+    // write-back is still on its way to memory.
+    sc_time delay = SC_ZERO_TIME;
+    bench.issue(Bench::read(), x + ways * sets * line, static_cast<unsigned>(line), scratch.data(),
+                delay);
+    pending_at_read = bench.l2.pending();
+    waits_before = bench.l2.report()["conflict_waits"].get<std::uint64_t>();
+    bench.run(Bench::read(), x, static_cast<unsigned>(line), seen.data());
+    waits_after = bench.l2.report()["conflict_waits"].get<std::uint64_t>();
+    bench.memory(false, x, in_memory.data(), static_cast<unsigned>(line));
+  });
+  sc_core::sc_start();
+  CHECK(pending_at_read == 1);             // the posted write-back
+  CHECK(waits_after - waits_before == 1);  // the read waited for it
+  CHECK(seen == written);
+  CHECK(in_memory == written);
+  CHECK(bench.l2.stats().writeback_bytes[kCompute] == line);
+  CHECK(bench.l2.pending() == 0);
+  CHECK(bench.mc.pending() == 0);
+}
+
 TEST_CASE("L2 banks deliver banks x bytes per clock x clock to a stream of hits", "[l2]") {
   const L2Config config = small_l2();
   Bench bench("bench", config, small_hbm(), SimMode::Timing);
