@@ -323,9 +323,9 @@ void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
   std::printf(
       "\nspeedup = sequential time / scenario time; DRAM = bytes read, written and updated in HBM\n"
       "by all GPUs; saved = DRAM reduction against sequential; ideal = max(gemm, rs) + ag, rs the\n"
-      "fastest reduce-scatter the system runs (the sequential ring; on a switch or mesh also the\n"
-      "SM, the DMA + NMC and the SM + NMC direct ones); exposed = time communication runs with\n"
-      "no compute beside it.\n"
+      "fastest reduce-scatter the system runs (sequential's own: the ring, NVLS on a reducing\n"
+      "switch; on a switch or mesh also the SM, the DMA + NMC and the SM + NMC direct ones);\n"
+      "exposed = time communication runs with no compute beside it.\n"
       "energy = first-order estimate: DRAM, near-memory updates, links, SM FLOPs, L2 "
       "(docs/energy.md).\n");
 }
