@@ -149,8 +149,11 @@ class DirectNmcAlgorithm : public ChannelAlgorithm {
   bool run(ChannelOps& sm, RingChannel& channel) const override;
 };
 
+// Raises this channel's arrival word at every peer to `word` and waits until every peer's same
+// channel has raised its word here to `word`.
+bool exchange_arrival(ChannelOps& sm, RingChannel& channel, std::uint64_t word);
 // Direct arrival (protocol/ring.h, Direct): announces this channel to every peer and waits until
-// every peer's same channel has arrived. The direct and NVLS ops start with it.
+// every peer's same channel has arrived (count 1). The direct and NVLS ops start with it.
 bool direct_arrival(ChannelOps& sm, RingChannel& channel);
 
 // The algorithm that runs `algorithm`'s channels.

@@ -3,26 +3,28 @@
 
 namespace t3 {
 
-bool direct_arrival(ChannelOps& sm, RingChannel& c) {
+bool exchange_arrival(ChannelOps& sm, RingChannel& c, std::uint64_t word) {
   const CollectiveKernel& k = c.k;
   const int n = k.ranks;
-  const std::uint64_t arrived = c.flag(1);
   for (int step = 1; step < n; ++step) {
     const int peer = wrap(k.rank + step, n);
-    if (!sm.post_flag(arrival_flag(k.peer_flags(peer), c.channel, n, k.rank), arrived,
-                      c.flag_write)) {
+    if (!sm.post_flag(arrival_flag(k.peer_flags(peer), c.channel, n, k.rank), word, c.flag_write)) {
       return false;
     }
   }
   for (int step = 1; step < n; ++step) {
     std::uint64_t seen = 0;
     const int peer = wrap(k.rank + step, n);
-    if (!sm.wait_flag(arrival_flag(k.flags, c.channel, n, peer), arrived, seen, c.flag_read,
+    if (!sm.wait_flag(arrival_flag(k.flags, c.channel, n, peer), word, seen, c.flag_read,
                       c.interval)) {
       return false;
     }
   }
   return true;
+}
+
+bool direct_arrival(ChannelOps& sm, RingChannel& c) {
+  return exchange_arrival(sm, c, c.flag(1));
 }
 
 // One channel of a direct collective (protocol/ring.h, Direct): arrival, then every slice of its

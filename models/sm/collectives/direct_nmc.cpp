@@ -10,26 +10,7 @@ namespace {
 // tells every peer so with its arrival word raised to count 2, then waits until every peer's same
 // channel has said the same.
 bool direct_nmc_completion(ChannelOps& sm, RingChannel& c) {
-  const CollectiveKernel& k = c.k;
-  const int n = k.ranks;
-  if (!sm.fence()) return false;
-  const std::uint64_t pushed = c.flag(2);
-  for (int step = 1; step < n; ++step) {
-    const int peer = wrap(k.rank + step, n);
-    if (!sm.post_flag(arrival_flag(k.peer_flags(peer), c.channel, n, k.rank), pushed,
-                      c.flag_write)) {
-      return false;
-    }
-  }
-  for (int step = 1; step < n; ++step) {
-    std::uint64_t seen = 0;
-    const int peer = wrap(k.rank + step, n);
-    if (!sm.wait_flag(arrival_flag(k.flags, c.channel, n, peer), pushed, seen, c.flag_read,
-                      c.interval)) {
-      return false;
-    }
-  }
-  return true;
+  return sm.fence() && exchange_arrival(sm, c, c.flag(2));
 }
 
 }  // namespace
