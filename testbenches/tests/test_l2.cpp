@@ -682,18 +682,22 @@ void dirty_set(Bench& bench, const L2Config& config, std::uint64_t set) {
   }
 }
 
-TEST_CASE("L2 serial miss path writes the dirty victim back before it issues the fill", "[l2]") {
-  const L2Config config = small_l2();  // l2.miss_path = serial, the default
-  REQUIRE(config.miss_path == L2MissPath::Serial);
-  const HbmConfig hbm = small_hbm();
+// A read that evicts a clean line and one that evicts a dirty line, each alone in the L2.
+struct VictimReads {
+  sc_time clean_victim, dirty_victim;
+  nlohmann::json report;  // the L2's, after both reads
+  std::uint64_t writeback_bytes = 0;
+  bool drained = false;  // nothing pending in the L2 or the memory at the end
+};
+
+// Fills set 1 with clean lines and set 2 with dirty ones, then reads one more line into each.
+VictimReads read_past_victims(const L2Config& config, const HbmConfig& hbm) {
   Bench bench("bench", config, hbm, SimMode::Timing);
   const auto line = static_cast<std::uint64_t>(config.line_bytes);
   const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
   const auto ways = static_cast<std::uint64_t>(config.ways);
-  sc_time clean_victim, dirty_victim;
-  nlohmann::json report;
+  VictimReads r;
   Bench::thread([&] {
-    // Set 1 full of clean lines, set 2 of dirty ones; then one more line of each.
     for (std::uint64_t k = 0; k < ways; ++k) {
       bench.run(Bench::read(), (1 + k * sets) * line, static_cast<unsigned>(line));
     }
@@ -701,64 +705,51 @@ TEST_CASE("L2 serial miss path writes the dirty victim back before it issues the
     sc_core::wait(ns(1000));  // nothing in flight
     sc_time start = sc_time_stamp();
     bench.run(Bench::read(), (1 + ways * sets) * line, static_cast<unsigned>(line));
-    clean_victim = sc_time_stamp() - start;
+    r.clean_victim = sc_time_stamp() - start;
     sc_core::wait(ns(1000));
     start = sc_time_stamp();
     bench.run(Bench::read(), (2 + ways * sets) * line, static_cast<unsigned>(line));
-    dirty_victim = sc_time_stamp() - start;
-    report = bench.l2.report();
+    r.dirty_victim = sc_time_stamp() - start;
+    r.report = bench.l2.report();
   });
   sc_core::sc_start();
-  const double bank = bank_ns(config, static_cast<double>(line));
-  const double memory = hbm.latency_ns + channel_ns(hbm, static_cast<double>(line));
-  CHECK(clean_victim == ns(bank + config.hit_latency_ns + memory));
+  r.writeback_bytes = bench.l2.stats().writeback_bytes[kCompute];
+  r.drained = bench.l2.pending() == 0 && bench.mc.pending() == 0;
+  return r;
+}
+
+TEST_CASE("L2 serial miss path writes the dirty victim back before it issues the fill", "[l2]") {
+  const L2Config config = small_l2();  // l2.miss_path = serial, the default
+  REQUIRE(config.miss_path == L2MissPath::Serial);
+  const HbmConfig hbm = small_hbm();
+  const VictimReads r = read_past_victims(config, hbm);
+  const auto line = static_cast<double>(config.line_bytes);
+  const double bank = bank_ns(config, line);
+  const double memory = hbm.latency_ns + channel_ns(hbm, line);
+  CHECK(r.clean_victim == ns(bank + config.hit_latency_ns + memory));
   // The write-back's whole round trip, then the fill's.
-  CHECK(dirty_victim == clean_victim + ns(memory));
-  CHECK(bench.l2.stats().writeback_bytes[kCompute] == line);
-  CHECK(report["writeback_buffer"]["max_used"] == 0);  // the buffer is not used
-  CHECK(bench.l2.pending() == 0);
-  CHECK(bench.mc.pending() == 0);
+  CHECK(r.dirty_victim == r.clean_victim + ns(memory));
+  CHECK(r.writeback_bytes == static_cast<std::uint64_t>(config.line_bytes));
+  CHECK(r.report["writeback_buffer"]["max_used"] == 0);  // the buffer is not used
+  CHECK(r.drained);
 }
 
 TEST_CASE("L2 fill is not delayed by the write-back of the dirty line it replaces", "[l2]") {
   const L2Config config = concurrent_l2();
   const HbmConfig hbm = small_hbm();
-  Bench bench("bench", config, hbm, SimMode::Timing);
-  const auto line = static_cast<std::uint64_t>(config.line_bytes);
-  const std::uint64_t sets = config.size_bytes / (line * static_cast<std::uint64_t>(config.ways));
-  const auto ways = static_cast<std::uint64_t>(config.ways);
-  sc_time clean_victim, dirty_victim;
-  nlohmann::json report;
-  Bench::thread([&] {
-    // Set 1 full of clean lines, set 2 of dirty ones; then one more line of each.
-    for (std::uint64_t k = 0; k < ways; ++k) {
-      bench.run(Bench::read(), (1 + k * sets) * line, static_cast<unsigned>(line));
-    }
-    dirty_set(bench, config, 2);
-    sc_core::wait(ns(1000));  // nothing in flight
-    sc_time start = sc_time_stamp();
-    bench.run(Bench::read(), (1 + ways * sets) * line, static_cast<unsigned>(line));
-    clean_victim = sc_time_stamp() - start;
-    sc_core::wait(ns(1000));
-    start = sc_time_stamp();
-    bench.run(Bench::read(), (2 + ways * sets) * line, static_cast<unsigned>(line));
-    dirty_victim = sc_time_stamp() - start;
-    report = bench.l2.report();
-  });
-  sc_core::sc_start();
-  const double bank = bank_ns(config, static_cast<double>(line));
-  const double memory = hbm.latency_ns + channel_ns(hbm, static_cast<double>(line));
-  CHECK(clean_victim == ns(bank + config.hit_latency_ns + memory));
+  const VictimReads r = read_past_victims(config, hbm);
+  const auto line = static_cast<double>(config.line_bytes);
+  const double bank = bank_ns(config, line);
+  const double memory = hbm.latency_ns + channel_ns(hbm, line);
+  CHECK(r.clean_victim == ns(bank + config.hit_latency_ns + memory));
   // The write-back leaves with the fill; at most the line's transfer on a shared channel apart.
-  CHECK(dirty_victim >= clean_victim);
-  CHECK(dirty_victim <= clean_victim + ns(channel_ns(hbm, static_cast<double>(line))));
+  CHECK(r.dirty_victim >= r.clean_victim);
+  CHECK(r.dirty_victim <= r.clean_victim + ns(channel_ns(hbm, line)));
   // Written back first, it cost a memory round trip more.
-  CHECK(dirty_victim < ns(bank + config.hit_latency_ns + 2 * memory));
-  const L2Stats& s = bench.l2.stats();
-  CHECK(s.writeback_bytes[kCompute] == line);
-  CHECK(report["writeback_buffer"]["stalls"] == 0);
-  CHECK(bench.l2.pending() == 0);
-  CHECK(bench.mc.pending() == 0);
+  CHECK(r.dirty_victim < ns(bank + config.hit_latency_ns + 2 * memory));
+  CHECK(r.writeback_bytes == static_cast<std::uint64_t>(config.line_bytes));
+  CHECK(r.report["writeback_buffer"]["stalls"] == 0);
+  CHECK(r.drained);
 }
 
 TEST_CASE("L2 fetches the missing runs of one access together, in one round trip", "[l2]") {
