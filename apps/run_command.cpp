@@ -177,13 +177,22 @@ void print_activity(const nlohmann::json& result) {
   }
 }
 
+// The scenario column's width: 13 characters, wider when a scenario's name needs it.
+int scenario_width(const std::vector<nlohmann::json>& results) {
+  std::size_t width = 13;
+  for (const nlohmann::json& result : results) {
+    width = std::max(width, result["scenario"].get<std::string>().size());
+  }
+  return static_cast<int>(width);
+}
+
 // Under the compare table: each scenario's utilisation and MCA decisions, and notes.
 void print_compare_activity(const std::vector<nlohmann::json>& results) {
   std::printf(
       "\nutilisation (busy share of every HBM channel and link direction over the "
       "scenario's time):\n");
   for (const nlohmann::json& result : results) {
-    std::printf("%-13s %s\n", result["scenario"].get<std::string>().c_str(),
+    std::printf("%-*s %s\n", scenario_width(results), result["scenario"].get<std::string>().c_str(),
                 activity_text(result).c_str());
   }
   for (const nlohmann::json& result : results) {
@@ -225,7 +234,7 @@ void print_compare_collectives(const std::vector<nlohmann::json>& results,
   std::printf("\nreduce-scatter on this %s, by scenario:\n",
               config.topology.kind == TopologyKind::Switch ? "switch" : "fully-connected mesh");
   for (const nlohmann::json& result : results) {
-    std::printf("%-13s %s\n", result["scenario"].get<std::string>().c_str(),
+    std::printf("%-*s %s\n", scenario_width(results), result["scenario"].get<std::string>().c_str(),
                 reduce_scatter_text(result).c_str());
   }
 }
@@ -302,16 +311,17 @@ std::string phase_us(const nlohmann::json& result, const std::string& name) {
 void print_compare(const std::vector<nlohmann::json>& results, bool gathers) {
   const double sequential_bytes = results.front()["dram_bytes"]["total"].get<double>();
   const double sequential_energy = results.front()["energy"]["total"].get<double>();
-  std::printf("\n%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "scenario", "time",
-              "speedup", "gemm", "rs", gathers ? "ag+gemm" : "gemm+rs", "ag", "exposed", "DRAM",
-              "DRAM", "energy", "energy");
-  std::printf("%-13s %10s %8s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", "", "us", "x seq", "us",
-              "us", "us", "us", "us", "MB", "saved", "mJ", "saved");
+  const int width = scenario_width(results);
+  std::printf("\n%-*s %10s %8s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", width, "scenario",
+              "time", "speedup", "gemm", "rs", gathers ? "ag+gemm" : "gemm+rs", "ag", "exposed",
+              "DRAM", "DRAM", "energy", "energy");
+  std::printf("%-*s %10s %8s %10s %10s %10s %10s %10s %10s %9s %9s %9s\n", width, "", "us", "x seq",
+              "us", "us", "us", "us", "us", "MB", "saved", "mJ", "saved");
   for (const nlohmann::json& result : results) {
     const double bytes = result["dram_bytes"]["total"].get<double>();
     const double energy = result["energy"]["total"].get<double>();
     std::printf(
-        "%-13s %10.1f %8.3f %10s %10s %10s %10s %10.1f %10.1f %8.1f%% %9.1f %8.1f%%\n",
+        "%-*s %10.1f %8.3f %10s %10s %10s %10s %10.1f %10.1f %8.1f%% %9.1f %8.1f%%\n", width,
         result["scenario"].get<std::string>().c_str(), result["time_ns"].get<double>() / 1e3,
         result["speedup_vs_sequential"].get<double>(), phase_us(result, "gemm").c_str(),
         phase_us(result, "reduce_scatter").c_str(),

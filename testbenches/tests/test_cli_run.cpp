@@ -335,13 +335,14 @@ TEST_CASE("compare says when it adds sequential to the scenarios named", "[cli][
 }
 
 // On a switch compare names each scenario's reduce-scatter on a line of its own: ideal's names the
-// one it took and the times it chose between, not a bare "ideal direct direct_sm".
+// one it took and the times it chose between, not a bare "ideal direct direct_sm". The scenario
+// column widens to its longest name (ideal-rs-sm-nmc), so the lines stay aligned.
 TEST_CASE("compare names each scenario's reduce-scatter on a switch", "[cli][compare]") {
   using t3::cli_testing::run_output;
   const std::string json = std::string(T3SIM_TEST_BINARY_DIR) + "/compare-collectives.json";
   const auto out = run_output(
       "compare --system h100-8 --model mega-gpt-2 --sublayer op --tp 4 --tokens 1024 "
-      "--scenarios sequential,t3,ideal,ideal-rs-nmc --json \"" +
+      "--scenarios sequential,t3,ideal,ideal-rs-nmc,ideal-rs-sm-nmc --json \"" +
           json + "\"",
       "compare-collectives.log");
   REQUIRE(out.exit_code == 0);
@@ -356,13 +357,16 @@ TEST_CASE("compare names each scenario's reduce-scatter on a switch", "[cli][com
                 choice["direct_sm_nmc_ns"].get<double>() / 1e3);
   INFO(out.text);
   CHECK(out.text.find("reduce-scatter on this switch, by scenario:\n") != std::string::npos);
-  CHECK(out.text.find("\nsequential    ring on the SMs\n") != std::string::npos);
-  CHECK(out.text.find("\nt3            direct, fused into the GEMM: its stores update each "
+  CHECK(out.text.find("\nsequential      ring on the SMs\n") != std::string::npos);
+  CHECK(out.text.find("\nt3              direct, fused into the GEMM: its stores update each "
                       "chunk's owner\n") != std::string::npos);
-  CHECK(out.text.find("\nideal         " + choice["used"].get<std::string>() +
+  CHECK(out.text.find("\nideal           " + choice["used"].get<std::string>() +
                       ", the fastest run alone " + times + "\n") != std::string::npos);
-  CHECK(out.text.find("\nideal-rs-nmc  direct on the DMA engines with near-memory updates\n") !=
+  CHECK(out.text.find("\nideal-rs-nmc    direct on the DMA engines with near-memory updates\n") !=
         std::string::npos);
+  CHECK(out.text.find("\nideal-rs-sm-nmc direct, pushed by the SMs to each chunk's owner as "
+                      "near-memory updates\n") != std::string::npos);
+  CHECK(out.text.find("\nscenario              time") != std::string::npos);
   CHECK(out.text.find("ideal direct direct") == std::string::npos);
 }
 
