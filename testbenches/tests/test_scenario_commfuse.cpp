@@ -6,13 +6,10 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-
 #include "config/config_io.h"
 #include "experiments/isolated.h"
-#include "experiments/scenario_run.h"
-#include "harness/scenario_check.h"
 #include "testbenches/small_system.h"
+#include "testbenches/tests/scenario_testing.h"
 #include "workloads/scenario.h"
 
 using namespace t3;
@@ -34,37 +31,29 @@ nlohmann::json run_commfuse(const std::string& engine, int gpus, SimMode mode,
   for (const auto& assignment : overrides) apply_override(config, assignment);
   validate(config);
   const ScenarioPlan plan = plan_scenario(config, small_shape(gpus), Scenario::CommFuse);
-  ScenarioRun run(config, plan);
-  std::unique_ptr<ScenarioCheck> check;
-  if (mode == SimMode::Functional) {
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    check = std::make_unique<ScenarioCheck>(run.group(), plan, 11);
-  }
-  run.run();
-  nlohmann::json result = run.result();
-  if (check) {
-    result["reduce_scatter_check"] = check->check_reduce_scattered();
-    result["all_gather_check"] = check->check_all_gathered();
-  }
-  // SM slot time held by collective workgroups (ns, all GPUs), and the DMA engines' traffic.
-  double collective_slot_ns = 0;
-  std::uint64_t dma_written = 0, dma_doorbells = 0;
-  for (int g = 0; g < gpus; ++g) {
-    const Dispatcher& dispatcher = run.group().gpu(g).dispatcher;
-    std::vector<bool> collective;
-    for (const LaunchRecord& launch : dispatcher.launches()) {
-      collective.resize(std::max<std::size_t>(collective.size(), launch.launch + 1), false);
-      collective[launch.launch] = launch.kind == dispatcher::kCollective;
-    }
-    for (const DispatchRecord& wg : dispatcher.dispatched()) {
-      if (collective.at(wg.launch)) collective_slot_ns += (wg.end - wg.time).to_seconds() * 1e9;
-    }
-    dma_written += run.group().gpu(g).dma.stats().bytes_written;
-    dma_doorbells += run.group().gpu(g).dma.stats().doorbells;
-  }
-  result["collective_slot_ns"] = collective_slot_ns;
-  result["dma_written"] = dma_written;
-  result["dma_doorbells"] = dma_doorbells;
+  nlohmann::json result = scenario_testing::run_golden_scenario(
+      config, plan, 11, [&](TpGroup& group, nlohmann::json& found) {
+        // SM slot time held by collective workgroups (ns, all GPUs), and the DMA engines' traffic.
+        double collective_slot_ns = 0;
+        std::uint64_t dma_written = 0, dma_doorbells = 0;
+        for (int g = 0; g < gpus; ++g) {
+          const Dispatcher& dispatcher = group.gpu(g).dispatcher;
+          std::vector<bool> collective;
+          for (const LaunchRecord& launch : dispatcher.launches()) {
+            collective.resize(std::max<std::size_t>(collective.size(), launch.launch + 1), false);
+            collective[launch.launch] = launch.kind == dispatcher::kCollective;
+          }
+          for (const DispatchRecord& wg : dispatcher.dispatched()) {
+            if (collective.at(wg.launch))
+              collective_slot_ns += (wg.end - wg.time).to_seconds() * 1e9;
+          }
+          dma_written += group.gpu(g).dma.stats().bytes_written;
+          dma_doorbells += group.gpu(g).dma.stats().doorbells;
+        }
+        found["collective_slot_ns"] = collective_slot_ns;
+        found["dma_written"] = dma_written;
+        found["dma_doorbells"] = dma_doorbells;
+      });
   result["chunk_bytes"] = plan.output_bytes / static_cast<std::uint64_t>(gpus);
   return result;
 }

@@ -7,15 +7,12 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-
 #include "config/config_io.h"
 #include "experiments/isolated.h"
-#include "experiments/scenario_run.h"
-#include "harness/scenario_check.h"
 #include "protocol/dispatcher_registers.h"
 #include "protocol/ring.h"
 #include "testbenches/small_system.h"
+#include "testbenches/tests/scenario_testing.h"
 #include "workloads/model_zoo.h"
 #include "workloads/scenario.h"
 #include "workloads/sublayer.h"
@@ -38,32 +35,22 @@ nlohmann::json run_gather(Scenario scenario, int gpus, SimMode mode,
   validate(config);
   const ScenarioPlan plan =
       plan_sublayer_scenario(config, Sublayer::Fc1AllGather, small_shape(gpus), scenario);
-  ScenarioRun run(config, plan);
-  std::unique_ptr<ScenarioCheck> check;
-  if (mode == SimMode::Functional) {
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    check = std::make_unique<ScenarioCheck>(run.group(), plan, 7);
-  }
-  run.run();
-  nlohmann::json result = run.result();
-  if (check) {
-    result["reduce_scatter_check"] = check->check_reduce_scattered();
-    result["gather_check"] = check->check_all_gathered();
-  }
-  // When each GPU's first GEMM workgroup started and its all-gather kernel ended.
-  double first_gemm = 1e30, gather_end = 0;
-  for (int g = 0; g < gpus; ++g) {
-    for (const LaunchRecord& launch : run.group().gpu(g).dispatcher.launches()) {
-      if (launch.kind == dispatcher::kGemm) {
-        first_gemm = std::min(first_gemm, launch.doorbell.to_seconds() * 1e9);
-      } else {
-        gather_end = std::max(gather_end, launch.end.to_seconds() * 1e9);
-      }
-    }
-  }
-  result["first_gemm_ns"] = first_gemm;
-  result["gather_end_ns"] = gather_end;
-  return result;
+  return scenario_testing::run_golden_scenario(
+      config, plan, 7, [&](TpGroup& group, nlohmann::json& result) {
+        // When each GPU's first GEMM workgroup started and its all-gather kernel ended.
+        double first_gemm = 1e30, gather_end = 0;
+        for (int g = 0; g < gpus; ++g) {
+          for (const LaunchRecord& launch : group.gpu(g).dispatcher.launches()) {
+            if (launch.kind == dispatcher::kGemm) {
+              first_gemm = std::min(first_gemm, launch.doorbell.to_seconds() * 1e9);
+            } else {
+              gather_end = std::max(gather_end, launch.end.to_seconds() * 1e9);
+            }
+          }
+        }
+        result["first_gemm_ns"] = first_gemm;
+        result["gather_end_ns"] = gather_end;
+      });
 }
 
 void golden(Scenario scenario, int gpus, const std::vector<std::string>& overrides = {}) {
@@ -72,7 +59,7 @@ void golden(Scenario scenario, int gpus, const std::vector<std::string>& overrid
   const nlohmann::json& result = results.at(0);
   REQUIRE(!result.contains("error"));
   CHECK(result.at("reduce_scatter_check") == "");
-  CHECK(result.at("gather_check") == "");
+  CHECK(result.at("all_gather_check") == "");
 }
 
 // The GEMM launches of a program in order, as the row band (chunk) each computes, and whether a

@@ -6,13 +6,10 @@
 #include <string>
 #include <vector>
 
-#include <systemc>
-
 #include "config/config_io.h"
 #include "experiments/isolated.h"
-#include "experiments/scenario_run.h"
-#include "harness/scenario_check.h"
 #include "testbenches/small_system.h"
+#include "testbenches/tests/scenario_testing.h"
 #include "tlm_interconnect/multicast.h"
 #include "workloads/scenario.h"
 
@@ -41,20 +38,11 @@ nlohmann::json run_scenario(Scenario scenario, int gpus, SimMode mode,
                             const std::vector<std::string>& overrides, ElementType element) {
   const SystemConfig config = switch_system(gpus, mode, overrides);
   const ScenarioPlan plan = plan_scenario(config, small_shape(gpus), scenario, element, element);
-  ScenarioRun run(config, plan);
-  std::unique_ptr<ScenarioCheck> check;
-  if (mode == SimMode::Functional) {
-    sc_core::sc_start(sc_core::SC_ZERO_TIME);
-    check = std::make_unique<ScenarioCheck>(run.group(), plan, 7);
-  }
-  run.run();
-  nlohmann::json result = run.result();
-  if (check) {
-    result["reduce_scatter_check"] = check->check_reduce_scattered();
-    result["all_gather_check"] = check->check_all_gathered();
-  }
-  const SwitchReducer* reducer = run.group().switch_reducer();
-  result["reduced_bytes"] = reducer ? reducer->stats().reduced_bytes : 0;
+  nlohmann::json result = scenario_testing::run_golden_scenario(
+      config, plan, 7, [](TpGroup& group, nlohmann::json& found) {
+        const SwitchReducer* reducer = group.switch_reducer();
+        found["reduced_bytes"] = reducer ? reducer->stats().reduced_bytes : 0;
+      });
   result["chunk_bytes"] = plan.output_bytes / static_cast<std::uint64_t>(gpus);
   result["element_bytes"] = bytes_of(element, 1);
   return result;
