@@ -206,6 +206,8 @@ struct L2Cache::Impl {
     }
     return false;
   }
+  // The GPU in the key is the requester's own index: peers' accesses at one instant go in GPU
+  // order, the same run to run, though not rotated with the GPU that serves them.
   static std::uint64_t requester_key(const T3Extension& extension) {
     return std::uint64_t{static_cast<std::uint8_t>(extension.unit_kind)} << 32 |
            std::uint64_t{extension.origin.gpu} << 16 | extension.origin.unit;
