@@ -45,8 +45,9 @@ struct Contenders : sc_core::sc_module {
 }  // namespace
 
 TEST_CASE("KeyTurns: same-instant askers go in key order in either process order") {
-  // The kernel runs the first-spawned thread first; the two groups spawn theirs in opposite
-  // orders, so without the turns they would write their names in opposite orders.
+  // The two groups spawn theirs in opposite orders, and the kernel runs threads woken at one time
+  // in an order that follows their spawning: without the turns one group writes its names out of
+  // key order (checked: the forward one, with take_turn and end_turn doing nothing).
   Contenders forward("forward", {{"sm1", 1}, {"sm2", 2}, {"sm3", 3}});
   Contenders backward("backward", {{"sm3", 3}, {"sm2", 2}, {"sm1", 1}});
   sc_core::sc_start();
