@@ -444,12 +444,15 @@ std::string rotational_symmetry_refusal(const SystemConfig& config) {
   }
   // Each refusal below was measured against every-GPU runs at TP 4 and 8 with the hashed DRAM map
   // and the links' two virtual channels (docs/studies/symmetry, Where it is refused).
-  // Behind a switch the group's GPUs are not rotations of one another: on h100-8 even their
-  // GEMMs end apart, and one GPU ran T3 1.8% and the DMA reduce-scatter up to 30% short.
+  // Behind a switch the group's GPUs are not rotations of one another. On h100-8 at TP 8 their
+  // GEMMs now end together (Mega-GPT-2 OP) or within 0.21% (T-NLG FC-2), but their ring
+  // reduce-scatters end 1.46% (Mega-GPT-2 OP) and 1.30% (T-NLG FC-2) apart, and T3's fused
+  // phase 2.24% (docs/studies/symmetry, Behind a switch).
   if (config.topology.kind == TopologyKind::Switch) {
     return "is not supported behind a switch (topology.kind = switch): there the group's GPUs do "
-           "not run as rotations of one another, and one GPU came out up to 30% short of the "
-           "every-GPU reduce-scatter (h100-8, T-NLG OP at TP 8); set sim.symmetry=none";
+           "not run as rotations of one another (h100-8 at TP 8, Mega-GPT-2 OP: their ring "
+           "reduce-scatters end up to 1.5% apart, T3's fused phases 2.2%, so no one GPU stands "
+           "for all of them); set sim.symmetry=none";
   }
   if (config.gpus < 3) {
     return "needs at least 3 GPUs (gpus = " + std::to_string(config.gpus) +

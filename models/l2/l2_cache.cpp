@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/common/key_turns.h"
 #include "models/common/lane_pool.h"
 #include "models/common/object_pool.h"
 #include "models/l2/bank_calendar.h"
@@ -176,16 +177,40 @@ struct L2Cache::Impl {
   }
   // Waits, holding nothing, until no transit of another access locks a sector of [begin, end)
   // (see LineLocks::first_conflict). `ready` becomes the latest completion of the transits
-  // waited for.
-  void wait_for_conflicts(std::uint64_t begin, std::uint64_t end, bool bypass,
+  // waited for. Returns whether it waited.
+  bool wait_for_conflicts(std::uint64_t begin, std::uint64_t end, bool bypass,
                           sc_core::sc_time& ready) {
+    bool waited = false;
     while (Transit* blocking = locks.first_conflict(begin, end, bypass)) {
+      waited = true;
       ++conflict_waits;
       ++blocking->waiters;
       sc_core::wait(blocking->done);
       ready = std::max(ready, blocking->ready);
       if (--blocking->waiters == 0 && blocking->retired) transits.release(*blocking);
     }
+    return waited;
+  }
+  // wait_for_conflicts, and then, if it waited, a turn in key order among the accesses that
+  // resume at this instant (KeyTurns): they wake when the memory accesses they waited for
+  // complete, which is in the simulation kernel's order of timed events, not a fixed one, and
+  // the first to plan takes the banks first. Returns whether the caller holds a turn, to end
+  // (turns.end_turn) once its plan is made and locked, before it waits anywhere.
+  bool settle(std::uint64_t begin, std::uint64_t end, bool bypass, sc_core::sc_time& ready,
+              const T3Extension& extension) {
+    const TurnKey key{requester_key(extension), begin};
+    while (wait_for_conflicts(begin, end, bypass, ready)) {
+      turns.take_turn(key);
+      if (!locks.first_conflict(begin, end, bypass)) return true;
+      turns.end_turn();  // another access locked these sectors meanwhile: wait for it too
+    }
+    return false;
+  }
+  // The GPU in the key is the requester's own index: peers' accesses at one instant go in GPU
+  // order, the same run to run, though not rotated with the GPU that serves them.
+  static std::uint64_t requester_key(const T3Extension& extension) {
+    return std::uint64_t{static_cast<std::uint8_t>(extension.unit_kind)} << 32 |
+           std::uint64_t{extension.origin.gpu} << 16 | extension.origin.unit;
   }
 
   // ---- planning (atomic) ------------------------------------------------------------------
@@ -343,13 +368,14 @@ struct L2Cache::Impl {
     const int cls = index(extension.traffic_class);
     const std::uint64_t end = offset + length;
     sc_core::sc_time ready = sc_core::SC_ZERO_TIME;
-    wait_for_conflicts(offset, end, true, ready);
+    const bool in_turn = settle(offset, end, true, ready, extension);
 
     Access& access = acquire_access();
     Transit& self = acquire_transit(Kind::Bypass, offset, end);
     invalidate(access, offset, end, cls);
     locks.lock(self);
     for (Transit* transit : access.writebacks) locks.lock(*transit);
+    if (in_turn) turns.end_turn();
     stats.bypass_bytes[cls] += length;
 
     sc_core::sc_time cursor = std::max(arrival, ready);
@@ -392,13 +418,14 @@ struct L2Cache::Impl {
                           functional ? payload.get_data_ptr() : nullptr,
                           index(extension.traffic_class)};
     sc_core::sc_time ready = sc_core::SC_ZERO_TIME;
-    wait_for_conflicts(request.offset, request.end, false, ready);
+    const bool in_turn = settle(request.offset, request.end, false, ready, extension);
 
     // Plan: atomic from here to the lock registration.
     Access& access = acquire_access();
     const BankCalendar::Units bank_done = plan(access, request, arrival.value());
     for (Transit* transit : access.writebacks) locks.lock(*transit);
     for (Transit* transit : access.reads) locks.lock(*transit);
+    if (in_turn) turns.end_turn();
 
     // Memory: write-backs first, then fills and direct accesses in address order, issued once
     // the lookup is done (a miss costs the hit latency plus memory's).
@@ -781,6 +808,7 @@ struct L2Cache::Impl {
   ObjectPool<Access> accesses;
   LanePool<MemoryLane> lanes;
   WritebackBuffer writebacks;
+  KeyTurns turns;  // accesses resuming from a conflict wait at one instant plan in key order
   std::size_t inside = 0;            // b_transport calls in progress
   std::uint64_t conflict_waits = 0;  // times an access waited for another's memory access
   ErrorLog rejections;               // accesses answered with an error response

