@@ -2,12 +2,14 @@
 // (reduce-scatter, all-gather, all-reduce) and each buffer size, `t3sim collective` with its
 // default channels, and on a system whose switch reduces (topology.switch_reductions) the NVLS
 // collective (`--impl nvls`) beside it, printing time, algbw, busbw, busbw per channel, the share
-// of the rate a link delivers, how busy each direction of the links was (the NVLS all-reduce loads
-// both at once, the ring one direction of each link) and the simulation's wall time. With
+// of the rate a link delivers, how busy each direction of the links was (through a switch the NVLS
+// reduce-scatter loads GPU -> switch, its all-gather switch -> GPU, its all-reduce both at once)
+// and the simulation's wall time. With
 // --baseline OTHER_T3SIM the same ring runs of another binary are printed beside them with the
 // ratio of their busbw and of their wall time. With --markdown yes the rows are printed as
-// docs/calibration.md's collective table holds them. Usage: bench_collective T3SIM [--baseline
-// T3SIM] [--systems t3-paper,a100-8,h100-8]
+// docs/calibration.md's collective table holds them.
+//
+// Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
 //          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
 //          [--markdown yes]
 #include <algorithm>
@@ -171,8 +173,8 @@ int main(int argc, char* argv[]) {
           if (as_markdown) {
             std::printf(
                 "| %s | %s | %s | %.0f | %d | %.1f | %.1f | %.2f | %.0f%% | %.1f%% / %.1f%% | "
-                "`t3sim "
-                "%s` |\n",
+                "`t3sim %s` "
+                "|\n",
                 system.c_str(), impl.c_str(), op.c_str(), mib, channels,
                 r["time_ns"].get<double>() / 1e3, busbw, busbw / channels, link_share,
                 100 * busy_ab, 100 * busy_ba, args.c_str());
