@@ -4,10 +4,9 @@
 // collective (`--impl nvls`) beside it, printing time, algbw, busbw, busbw per channel, the share
 // of the rate a link delivers, how busy each direction of the links was (through a switch the NVLS
 // reduce-scatter loads GPU -> switch, its all-gather switch -> GPU, its all-reduce both at once)
-// and the simulation's wall time. With
-// --baseline OTHER_T3SIM the same ring runs of another binary are printed beside them with the
-// ratio of their busbw and of their wall time. With --markdown yes the rows are printed as
-// docs/calibration.md's collective table holds them.
+// and the simulation's wall time. With --baseline OTHER_T3SIM the same ring runs of another binary
+// are printed beside them with the ratio of their busbw and of their wall time. With --markdown yes
+// the rows are printed as docs/calibration.md's collective table holds them.
 //
 // Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
 //          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
