@@ -2,10 +2,12 @@
 // (reduce-scatter, all-gather, all-reduce) and each buffer size, `t3sim collective` with its
 // default channels, and on a system whose switch reduces (topology.switch_reductions) the NVLS
 // collective (`--impl nvls`) beside it, printing time, algbw, busbw, busbw per channel, the share
-// of the rate a link delivers, and the simulation's wall time. With --baseline OTHER_T3SIM the
-// same ring runs of another binary are printed beside them with the ratio of their busbw and of
-// their wall time. With --markdown yes the rows are printed as docs/calibration.md's collective
-// table holds them.
+// of the rate a link delivers, how busy each direction of the links was (through a switch the NVLS
+// reduce-scatter loads GPU -> switch, its all-gather switch -> GPU, its all-reduce both at once)
+// and the simulation's wall time. With --baseline OTHER_T3SIM the same ring runs of another binary
+// are printed beside them with the ratio of their busbw and of their wall time. With --markdown yes
+// the rows are printed as docs/calibration.md's collective table holds them.
+//
 // Usage: bench_collective T3SIM [--baseline T3SIM] [--systems t3-paper,a100-8,h100-8]
 //          [--ops reduce-scatter,all-gather,all-reduce] [--sizes 1MiB,16MiB,256MiB,1GiB] [--tp 8]
 //          [--markdown yes]
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -74,6 +77,19 @@ double link_GBps(const nlohmann::json& config) {
          (payload + link["header_bytes"].get<double>());
 }
 
+// Each link direction's serialiser busy time over the run, averaged over the links: {from the
+// link's end a, from its end b}. A link's end a is the lower node, so on a switch topology a->b is
+// GPU -> switch and b->a switch -> GPU (stats.links[].directions[], in `--json`).
+std::pair<double, double> link_busy(const nlohmann::json& result) {
+  double busy[2] = {0, 0};
+  const nlohmann::json& links = result["stats"]["links"];
+  for (const auto& link : links) {
+    for (int d = 0; d < 2; ++d) busy[d] += link["directions"][d]["utilisation"].get<double>();
+  }
+  const double count = links.empty() ? 1.0 : static_cast<double>(links.size());
+  return {busy[0] / count, busy[1] / count};
+}
+
 // The implementations benchmarked on `system`: the ring, and NVLS where its switch reduces.
 std::vector<std::string> impls_of(const std::string& binary, const std::string& system) {
   const std::string json = "bench-collective-" + system + "-config.json";
@@ -127,11 +143,12 @@ int main(int argc, char* argv[]) {
   if (as_markdown) {
     std::printf(
         "| system | impl | op | MiB | channels | time us | busbw GB/s | busbw per channel | %% "
-        "link | "
-        "command |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        "link | link busy a->b / b->a | command "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   } else {
-    std::printf("%-9s %-7s %-15s %8s %6s %11s %9s %9s %10s %7s %8s", "system", "impl", "op", "MiB",
-                "chans", "time us", "algbw", "busbw", "busbw/ch", "%link", "wall s");
+    std::printf("%-9s %-7s %-15s %8s %6s %11s %9s %9s %10s %7s %6s %6s %8s", "system", "impl", "op",
+                "MiB", "chans", "time us", "algbw", "busbw", "busbw/ch", "%link", "a->b", "b->a",
+                "wall s");
     if (!baseline.empty()) std::printf(" %9s %7s %8s", "base bus", "ratio", "wall x");
     std::printf("\n");
   }
@@ -151,18 +168,23 @@ int main(int argc, char* argv[]) {
           const int channels = r["channels"].get<int>();
           const double mib = static_cast<double>(bytes) / (1 << 20);
           const double link_share = 100 * busbw / link_GBps(r["config"]);
+          const auto [busy_ab, busy_ba] = link_busy(r);
           if (as_markdown) {
-            std::printf("| %s | %s | %s | %.0f | %d | %.1f | %.1f | %.2f | %.0f%% | `t3sim %s` |\n",
-                        system.c_str(), impl.c_str(), op.c_str(), mib, channels,
-                        r["time_ns"].get<double>() / 1e3, busbw, busbw / channels, link_share,
-                        args.c_str());
+            std::printf(
+                "| %s | %s | %s | %.0f | %d | %.1f | %.1f | %.2f | %.0f%% | %.1f%% / %.1f%% | "
+                "`t3sim %s` "
+                "|\n",
+                system.c_str(), impl.c_str(), op.c_str(), mib, channels,
+                r["time_ns"].get<double>() / 1e3, busbw, busbw / channels, link_share,
+                100 * busy_ab, 100 * busy_ba, args.c_str());
             std::fflush(stdout);
             continue;
           }
-          std::printf("%-9s %-7s %-15s %8.0f %6d %11.1f %9.1f %9.1f %10.2f %6.0f%% %8.2f",
-                      system.c_str(), impl.c_str(), op.c_str(), mib, channels,
-                      r["time_ns"].get<double>() / 1e3, r["algbw_GBps"].get<double>(), busbw,
-                      busbw / channels, link_share, run.wall_s);
+          std::printf(
+              "%-9s %-7s %-15s %8.0f %6d %11.1f %9.1f %9.1f %10.2f %6.0f%% %5.1f%% %5.1f%% %8.2f",
+              system.c_str(), impl.c_str(), op.c_str(), mib, channels,
+              r["time_ns"].get<double>() / 1e3, r["algbw_GBps"].get<double>(), busbw,
+              busbw / channels, link_share, 100 * busy_ab, 100 * busy_ba, run.wall_s);
           if (!baseline.empty() && impl == "ring") {  // an older binary may have no NVLS
             const Run base = collective(baseline, args, "base-" + json);
             const double base_busbw = base.result["busbw_GBps"].get<double>();
