@@ -237,9 +237,10 @@ bool Sm::run_stream(Slot& slot, const StreamKernel& stream, std::int64_t wg, WgD
       StreamKernel::share(stream.write_bytes, eb, stream.workgroups, wg);
   const std::uint64_t in_bytes = in_end - in_begin;
   const std::uint64_t out_bytes = out_end - out_begin;
-  // Steps of the kernel's STREAM_STEP_BYTES, or of the slot's fair part of the SM's request
-  // capacity, so that one step's reads and the next step's can both be in flight; the output
-  // share is cut into as many steps.
+  // Steps of the kernel's STREAM_STEP_BYTES, or of half the slot's fair part of the SM's request
+  // capacity (the other half for the posted stores). One step's reads are in flight at a time:
+  // the next step's leave when this step's have arrived, while it computes. The output share is
+  // cut into as many steps.
   const std::uint64_t step_bytes =
       stream.step_bytes > 0
           ? stream.step_bytes
