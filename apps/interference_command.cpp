@@ -33,7 +33,10 @@ po::options_description interference_options() {
       "stream-buffer-bytes", po::value<std::uint64_t>()->default_value(256ull << 20),
       "bytes of each streaming buffer (a, b) of the rate run, and the least beside the GEMM "
       "(default 256 MiB, as the measured kernel's: pass the L2)")(
-      "json", po::value<std::string>(), "write the result document to this file")(
+      "stream-step-bytes", po::value<std::uint64_t>()->default_value(0),
+      "input bytes each streaming workgroup reads per step, the reads it keeps in flight "
+      "(0: its SM slot's part of sm.max_inflight_bytes)")("json", po::value<std::string>(),
+                                                          "write the result document to this file")(
       "jobs", po::value<int>()->default_value(default_jobs()),
       "simulations run at once, each in its own process");
   return options;
@@ -80,12 +83,15 @@ InterferenceRequest interference_request(const po::variables_map& values) {
   request.compute = background != "stream";
   request.background_sms = parse_sms(values["background-sms"].as<std::string>());
   request.stream_buffer_bytes = values["stream-buffer-bytes"].as<std::uint64_t>();
+  request.stream_step_bytes = values["stream-step-bytes"].as<std::uint64_t>();
   try {
     check_interference_request(request);
   } catch (const std::invalid_argument& error) {
-    const bool buffer = std::string(error.what()).rfind("stream buffer", 0) == 0;
-    throw UsageError(std::string(buffer ? "--stream-buffer-bytes: " : "--background-sms: ") +
-                     error.what());
+    const std::string what = error.what();
+    const char* option = what.rfind("stream buffer", 0) == 0 ? "--stream-buffer-bytes: "
+                         : what.rfind("stream step", 0) == 0 ? "--stream-step-bytes: "
+                                                             : "--background-sms: ";
+    throw UsageError(option + what);
   }
   return request;
 }

@@ -1,6 +1,7 @@
 #include "experiments/interference.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "config/config_io.h"
@@ -50,18 +51,23 @@ GemmPlacement place_gemm(const SystemConfig& config, const GemmShape& shape) {
 // the L2's misses can be told: a streaming kernel's reads all miss).
 nlohmann::json memory_detail(const TpGroup& group, int first_gemm_sm) {
   const Gpu& gpu = group.gpu(0);
-  double latency_ns = 0, load_wait_ns = 0, budget_wait_ns = 0;
+  double latency_ns = 0, load_wait_ns = 0, budget_wait_ns = 0, fence_wait_ns = 0;
+  double background_latency_ns = 0;
   std::uint64_t reads = 0, gemm_bytes = 0, background_read = 0, background_written = 0, steps = 0;
+  std::uint64_t background_reads = 0;
   for (int i = 0; i < gpu.sms(); ++i) {
     const SmStats& s = gpu.sm(i).stats();
     if (i < first_gemm_sm) {
       background_read += s.bytes_read;
       background_written += s.bytes_written;
+      background_reads += s.reads;
+      background_latency_ns += ns(s.read_latency);
       continue;
     }
     latency_ns += s.read_latency.to_seconds() * 1e9;
     load_wait_ns += s.gemm_load_wait.to_seconds() * 1e9;
     budget_wait_ns += s.budget_wait.to_seconds() * 1e9;
+    fence_wait_ns += ns(s.fence_wait);
     reads += s.reads;
     gemm_bytes += s.bytes_read;
     steps += s.wgs;
@@ -74,8 +80,11 @@ nlohmann::json memory_detail(const TpGroup& group, int first_gemm_sm) {
       {"gemm_mean_read_latency_ns", reads > 0 ? latency_ns / static_cast<double>(reads) : 0.0},
       {"gemm_load_wait_ns_per_wg", steps > 0 ? load_wait_ns / static_cast<double>(steps) : 0.0},
       {"gemm_budget_wait_ns_per_wg", steps > 0 ? budget_wait_ns / static_cast<double>(steps) : 0.0},
+      {"gemm_fence_wait_ns_per_wg", steps > 0 ? fence_wait_ns / static_cast<double>(steps) : 0.0},
       {"background_bytes_read", background_read},
       {"background_bytes_written", background_written},
+      {"background_mean_read_latency_ns",
+       background_reads > 0 ? background_latency_ns / static_cast<double>(background_reads) : 0.0},
       {"l2", l2.value("total", nlohmann::json::object())},
       {"l2_writeback_buffer", l2.value("writeback_buffer", nlohmann::json::object())},
       {"hbm_row_hit_rate", hbm.value("row_hit_rate", 0.0)},
@@ -117,17 +126,22 @@ nlohmann::json gemm_beside(const SystemConfig& config, const GemmShape& shape,
   return result;
 }
 
-// The streaming kernel alone on SMs [0, sms): bytes read + written per second.
-double stream_alone_GBps(const SystemConfig& config, const GemmShape& shape, int sms,
-                         std::uint64_t bytes) {
+// The streaming kernel alone on SMs [0, sms): {"GBps": bytes read + written per second,
+// "mean_read_latency_ns": its reads' mean issue-to-data time}.
+nlohmann::json stream_alone(const SystemConfig& config, const GemmShape& shape, int sms,
+                            std::uint64_t bytes, std::uint64_t step_bytes) {
   StreamLaunch stream = background_stream(config, place_gemm(config, shape).free, bytes, sms);
+  stream.step_bytes = step_bytes;
   stream.wait = true;
   Program program;
   append_sm_range(program, stream.dispatcher, SmRange{0, sms}, stream.label);
   append_stream(program, stream);
-  const auto launches = simulate_program(config, program);  // outlives the record read from it
+  nlohmann::json detail;
+  // The launches outlive the record read from them.
+  const auto launches = simulate_program(config, program, &detail, sms);
   const LaunchRecord& run = launch_on(launches, 1);
-  return static_cast<double>(2 * bytes) / ns(run.end - run.start);  // bytes per ns = GB/s
+  return {{"GBps", static_cast<double>(2 * bytes) / ns(run.end - run.start)},  // bytes/ns = GB/s
+          {"mean_read_latency_ns", detail["background_mean_read_latency_ns"]}};
 }
 
 // The GEMM beside the compute background lasting `scale` x kFirstMargin x `expected_ns`.
@@ -136,6 +150,14 @@ nlohmann::json with_compute(const SystemConfig& config, const GemmShape& shape, 
   if (sms == 0) return gemm_beside(config, shape, std::nullopt, 0);
   const double seconds = kFirstMargin * scale * expected_ns * 1e-9;
   return gemm_beside(config, shape, background_compute(config, seconds, sms), sms);
+}
+
+// The streaming background of `request` on SMs [0, sms), `bytes` per buffer from `base`.
+StreamLaunch stream_of(const InterferenceRequest& request, const SystemConfig& config,
+                       std::uint64_t base, std::uint64_t bytes, int sms) {
+  StreamLaunch stream = background_stream(config, base, bytes, sms);
+  stream.step_bytes = request.stream_step_bytes;
+  return stream;
 }
 
 // The GEMM beside the streaming background, its buffers sized to last `scale` x kFirstMargin x
@@ -148,7 +170,7 @@ nlohmann::json with_stream(const InterferenceRequest& request, const SystemConfi
     const std::uint64_t bytes = *request.stream_bytes;
     if (bytes == 0 || sms == 0) return gemm_beside(config, shape, std::nullopt, sms);
     nlohmann::json result =
-        gemm_beside(config, shape, background_stream(config, base, bytes, sms), sms);
+        gemm_beside(config, shape, stream_of(request, config, base, bytes, sms), sms);
     result["outlasted"] = true;  // as asked: no second try
     return result;
   }
@@ -157,7 +179,7 @@ nlohmann::json with_stream(const InterferenceRequest& request, const SystemConfi
   const double wanted = stream_GBps * expected_ns / 2 * kFirstMargin * scale;
   const std::uint64_t bytes =
       align_up(std::max(request.stream_buffer_bytes, static_cast<std::uint64_t>(wanted)), 4096);
-  return gemm_beside(config, shape, background_stream(config, base, bytes, sms), sms);
+  return gemm_beside(config, shape, stream_of(request, config, base, bytes, sms), sms);
 }
 
 // Runs `work` in isolated processes, reporting progress as steps [offset, offset + work.size())
@@ -200,6 +222,11 @@ void check_interference_request(const InterferenceRequest& request) {
                                 std::to_string(request.stream_buffer_bytes) +
                                 ": must be a positive number of fp32 elements");
   }
+  if (request.stream_step_bytes % kFp32Bytes != 0 ||
+      request.stream_step_bytes > std::numeric_limits<std::uint32_t>::max()) {
+    throw std::invalid_argument("stream step bytes " + std::to_string(request.stream_step_bytes) +
+                                ": must be whole fp32 elements below 4 GiB");
+  }
   if (request.stream_bytes && *request.stream_bytes % kFp32Bytes != 0) {
     throw std::invalid_argument("stream bytes " + std::to_string(*request.stream_bytes) +
                                 ": must be whole fp32 elements");
@@ -219,8 +246,9 @@ nlohmann::json run_interference(const InterferenceRequest& request, int jobs,
   std::vector<IsolatedJob> first = {[&] { return gemm_beside(config, shape, std::nullopt, 0); }};
   for (std::size_t i = 0; i < n && request.stream; ++i) {
     first.push_back([&, i]() -> nlohmann::json {
-      if (ks[i] == 0) return {{"GBps", 0.0}};
-      return {{"GBps", stream_alone_GBps(config, shape, ks[i], request.stream_buffer_bytes)}};
+      if (ks[i] == 0) return {{"GBps", 0.0}, {"mean_read_latency_ns", 0.0}};
+      return stream_alone(config, shape, ks[i], request.stream_buffer_bytes,
+                          request.stream_step_bytes);
     });
   }
   const auto alone = run_phase(first, jobs, progress, 0, total);
@@ -285,6 +313,8 @@ nlohmann::json run_interference(const InterferenceRequest& request, int jobs,
     points.push_back(
         {{"background_sms", ks[i]},
          {"background_GBps", number_or_null(request.stream, rate)},
+         {"background_alone_read_latency_ns",
+          request.stream ? alone[1 + i]["mean_read_latency_ns"] : nlohmann::json(nullptr)},
          {"gemm_alone_ns", alone_ns},
          {"gemm_with_stream_ns", number_or_null(request.stream, stream_ns)},
          {"gemm_with_compute_ns", number_or_null(request.compute, compute_ns)},

@@ -40,20 +40,26 @@ struct InterferenceRequest {
   // Set: the runs beside the GEMM stream exactly this many bytes per buffer (0: no streaming
   // kernel at all, the GEMM still on SMs [K, sm.count)), without sizing or a second try.
   std::optional<std::uint64_t> stream_bytes;
+  // Input bytes each streaming workgroup reads per step, the reads it keeps in flight
+  // (STREAM_STEP_BYTES, whole fp32 elements); 0: its SM slot's part of sm.max_inflight_bytes.
+  std::uint64_t stream_step_bytes = 0;
 };
 
 // Throws std::invalid_argument naming the value for a K outside [0, sm.count - 1], no K, no
-// background kind, or a buffer size that is not whole fp32 elements.
+// background kind, or a buffer or step size that is not whole fp32 elements.
 void check_interference_request(const InterferenceRequest& request);
 
 // Runs every simulation the request needs (each in its own process, at most `jobs` at once) and
 // returns {"job": "interference", "workload", "shape", "system", "gemm_alone_ns", "points":
-// [{"background_sms", "background_GBps", "gemm_alone_ns", "gemm_with_stream_ns",
-// "gemm_with_compute_ns", "interference", "with_stream_detail", "with_compute_detail"}, ...],
-// "config"}: interference = with stream / with compute - 1; a figure whose run was not asked for
+// [{"background_sms", "background_GBps", "background_alone_read_latency_ns", "gemm_alone_ns",
+// "gemm_with_stream_ns", "gemm_with_compute_ns", "interference", "with_stream_detail",
+// "with_compute_detail"}, ...], "config"}: interference = with stream / with compute - 1; a figure
+// whose run was not asked for
 // (--background) is null. A detail is that run's memory view: the GEMM's SMs' mean read latency
-// and operand wait per workgroup, the L2's totals, the HBM's row-hit rate, bytes and entry latency
-// (the background's traffic included; its SMs' bytes given apart).
+// and, per workgroup, their wait for operands and for their stores' acknowledgements at its end;
+// the background SMs' bytes and mean read latency; the L2's totals, the HBM's row-hit rate, bytes
+// and entry latency (the background's traffic included). background_alone_read_latency_ns is the
+// streaming kernel's mean read latency in its run alone.
 nlohmann::json run_interference(const InterferenceRequest& request, int jobs,
                                 const Progress& progress = {});
 

@@ -108,6 +108,9 @@ void collect_sms(Collector& c, const std::string& gpu, const Gpu& device) {
     sum.writes += stats.writes;
     sum.faults += stats.faults;
     sum.budget_wait += stats.budget_wait;
+    sum.read_latency += stats.read_latency;
+    sum.gemm_load_wait += stats.gemm_load_wait;
+    sum.fence_wait += stats.fence_wait;
     sum.collective_bytes_read += stats.collective_bytes_read;
     sum.collective_bytes_written += stats.collective_bytes_written;
     sum.flag_polls += stats.flag_polls;
@@ -124,6 +127,12 @@ void collect_sms(Collector& c, const std::string& gpu, const Gpu& device) {
   c.count(sm + "faults", sum.faults, "transactions answered with an error");
   c.real(sm + "budget_wait_ns", ns(sum.budget_wait),
          "time workgroups waited for request capacity (ns)");
+  c.real(sm + "read_latency_ns", ns(sum.read_latency),
+         "issue-to-data time summed over the read transactions (ns)");
+  c.real(sm + "gemm_load_wait_ns", ns(sum.gemm_load_wait),
+         "time GEMM workgroups waited for a K-step's operands (ns)");
+  c.real(sm + "fence_wait_ns", ns(sum.fence_wait),
+         "time finished workgroups waited for their stores' acknowledgements (ns)");
   c.count(sm + "collective_bytes_read", sum.collective_bytes_read,
           "data bytes the collective kernels read");
   c.count(sm + "collective_bytes_written", sum.collective_bytes_written,

@@ -129,6 +129,9 @@ inline constexpr std::uint64_t kStreamOps = 0x724;        // RW: vector ops per 
 inline constexpr std::uint64_t kStreamFlopsLow = 0x728;   // RW: matrix FLOPs (resets 0)
 inline constexpr std::uint64_t kStreamFlopsHigh = 0x72c;  // RW
 inline constexpr std::uint64_t kStreamOutFlags = 0x730;   // RW: OutFlags of the output (bit 0)
+// RW: input bytes a workgroup reads per step, whole elements (0: its SM slot's part of
+// sm.max_inflight_bytes); for one launch: each doorbell on an idle queue resets it to 0 once read
+inline constexpr std::uint64_t kStreamStepBytes = 0x734;
 inline constexpr std::uint32_t kMaxStreamWorkgroups = 1u << 20;
 inline constexpr std::uint32_t kDefaultStreamOps = 1;
 
@@ -140,7 +143,7 @@ enum CollOp : std::uint32_t {
   kAdd = 4,                // BUFFER += NEXT_BUFFER (protocol/ring.h, CollectiveOp::Add)
   kNvlsReduceScatter = 5,  // through the switch's multicast group (protocol/ring.h, NVLS)
   kNvlsAllGather = 6,
-  kNvlsAllReduce = 7,  // one launch: ld_reduce and multicast store slice by slice
+  kNvlsAllReduce = 7,           // one launch: ld_reduce and multicast store slice by slice
   kDirectNmcReduceScatter = 8,  // pushed as near-memory updates (protocol/ring.h, Direct NMC)
 };
 inline constexpr std::uint32_t kMaxRanks = 256;

@@ -1,6 +1,8 @@
 // Streaming kernel launch programs (see stream_program.h).
 #include "workloads/stream_program.h"
 
+#include <limits>
+
 #include "protocol/dispatcher_registers.h"
 #include "protocol/mmio_map.h"
 #include "workloads/gemm_plan.h"
@@ -22,6 +24,11 @@ void append_stream(Program& program, const StreamLaunch& launch) {
     bad_plan(label + ": " + std::to_string(launch.read_bytes) + " bytes read and " +
              std::to_string(launch.write_bytes) + " written must be whole " + element +
              " elements");
+  }
+  if (launch.step_bytes % eb != 0 ||
+      launch.step_bytes > std::numeric_limits<std::uint32_t>::max()) {
+    bad_plan(label + ": step bytes = " + std::to_string(launch.step_bytes) + " must be whole " +
+             element + " elements below 4 GiB");
   }
   if (launch.workgroups < 1 || launch.workgroups > d::kMaxStreamWorkgroups) {
     bad_plan(label + ": workgroups = " + std::to_string(launch.workgroups) + " must be in [1, " +
@@ -54,6 +61,11 @@ void append_stream(Program& program, const StreamLaunch& launch) {
   write64(d::kStreamFlopsLow, launch.flops, "matrix FLOPs = " + std::to_string(launch.flops));
   write(d::kStreamOutFlags, launch.uncached_output ? d::kUncached : 0u,
         launch.uncached_output ? "output uncached" : "output cached");
+  // Written only when set: the doorbell resets it to 0, the default, after every launch.
+  if (launch.step_bytes > 0) {
+    write(d::kStreamStepBytes, static_cast<std::uint32_t>(launch.step_bytes),
+          "step bytes = " + std::to_string(launch.step_bytes));
+  }
   write(d::doorbell_register(launch.queue), 1, "doorbell (launch)");
   if (launch.wait) program.commands.push_back(wait_kernel(launch.dispatcher, launch.queue, label));
 }

@@ -25,6 +25,9 @@ struct StreamLaunch {
   // Streaming stores bypass the L2 (dispatcher OutFlags kUncached): the output goes to HBM as it
   // is produced, as the next kernel of a layer reads it from there.
   bool uncached_output = true;
+  // Input bytes a workgroup reads per step, the reads it keeps in flight (STREAM_STEP_BYTES);
+  // 0: its SM slot's part of sm.max_inflight_bytes.
+  std::uint64_t step_bytes = 0;
   std::string label = "stream";
   int queue = 0;     // the dispatcher's hardware queue it runs on
   bool wait = true;  // the program waits for it here (false: later, with wait_kernel())

@@ -178,6 +178,10 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
        d.stream_flops);
   rw(kStreamOutFlags, "STREAM_OUT_FLAGS", "stream: output flags, bit 0 uncached",
      d.stream_out_flags);
+  rw(kStreamStepBytes, "STREAM_STEP_BYTES",
+     "stream: input bytes a workgroup reads per step (0: the SM slot's share; each doorbell "
+     "on an idle queue resets it to 0 once read)",
+     d.stream_step_bytes);
   for (int w = 0; w < kMailboxWords; ++w) {
     rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
        "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
@@ -401,7 +405,7 @@ LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
   const auto element = element_from_code(d.element);
   const std::uint64_t eb = element_bytes(element);
   if (d.stream_workgroups > kMaxStreamWorkgroups || d.read_bytes % eb != 0 ||
-      d.write_bytes % eb != 0) {
+      d.write_bytes % eb != 0 || d.stream_step_bytes % eb != 0) {
     return kBadKernel;
   }
   if ((d.read_bytes > 0 && !mapped_bytes(d.src, d.read_bytes, false)) ||
@@ -420,6 +424,7 @@ LaunchError Dispatcher::validate_stream(Kernel& kernel) const {
   k.flops = d.stream_flops;
   k.element = element;
   k.out_hint = (d.stream_out_flags & kUncached) ? CacheHint::Uncached : CacheHint::Cached;
+  k.step_bytes = d.stream_step_bytes;
   return kNoError;
 }
 
@@ -494,6 +499,8 @@ void Dispatcher::doorbell(int q, std::uint32_t value) {
   auto kernel = std::make_shared<Kernel>();
   kernel->launch = record.launch;
   const LaunchError error = validate(*kernel);
+  // STREAM_STEP_BYTES holds for one launch: a program that does not write it gets the default.
+  descriptor_.stream_step_bytes = 0;
   if (error != kNoError) {
     record.error = error;
     record.status = kFailed;

@@ -106,7 +106,7 @@ class Dispatcher : public RegisterBlock {
     // Streaming kernel (KERNEL = kStream).
     std::uint64_t src = 0, read_bytes = 0, dst = 0, write_bytes = 0, stream_flops = 0;
     std::uint32_t stream_workgroups = 0, stream_ops = dispatcher::kDefaultStreamOps;
-    std::uint32_t stream_out_flags = 0;
+    std::uint32_t stream_out_flags = 0, stream_step_bytes = 0;
     std::uint32_t sm_first = 0, sm_count = 0;  // the launch's SM range (0, 0: every SM)
   };
 

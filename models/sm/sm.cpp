@@ -101,7 +101,9 @@ void Sm::slot_thread(int slot_index) {
     }
     // The workgroup ends when its posted stores are acknowledged (and, after a fault, when what
     // it still had in flight has come back).
+    const sc_core::sc_time fenced_from = sc_core::sc_time_stamp();
     fence(slot);
+    stats_.fence_wait += sc_core::sc_time_stamp() - fenced_from;
     slot.result = nullptr;
     slot.kind = -1;
     ++stats_.wgs;
@@ -235,11 +237,16 @@ bool Sm::run_stream(Slot& slot, const StreamKernel& stream, std::int64_t wg, WgD
       StreamKernel::share(stream.write_bytes, eb, stream.workgroups, wg);
   const std::uint64_t in_bytes = in_end - in_begin;
   const std::uint64_t out_bytes = out_end - out_begin;
-  // Steps of the slot's fair part of the SM's request capacity, so that one step's reads and the
-  // next step's can both be in flight; the output share is cut into as many steps.
-  const std::uint64_t step_bytes = std::max<std::uint64_t>(
-      static_cast<std::uint64_t>(config_.request_bytes),
-      static_cast<std::uint64_t>(config_.max_inflight_bytes / config_.occupancy / 2));
+  // Steps of the kernel's STREAM_STEP_BYTES, or of half the slot's fair part of the SM's request
+  // capacity (the other half for the posted stores). One step's reads are in flight at a time:
+  // the next step's leave when this step's have arrived, while it computes. The output share is
+  // cut into as many steps.
+  const std::uint64_t step_bytes =
+      stream.step_bytes > 0
+          ? stream.step_bytes
+          : std::max<std::uint64_t>(
+                static_cast<std::uint64_t>(config_.request_bytes),
+                static_cast<std::uint64_t>(config_.max_inflight_bytes / config_.occupancy / 2));
   const auto steps = static_cast<std::int64_t>(
       std::max<std::uint64_t>(1, (std::max(in_bytes, out_bytes) + step_bytes - 1) / step_bytes));
   // Part s of `bytes`, whole elements.
@@ -753,6 +760,7 @@ nlohmann::json Sm::report() const {
           {"budget_wait_ns", stats_.budget_wait.to_seconds() * 1e9},
           {"read_latency_ns", stats_.read_latency.to_seconds() * 1e9},
           {"gemm_load_wait_ns", stats_.gemm_load_wait.to_seconds() * 1e9},
+          {"fence_wait_ns", stats_.fence_wait.to_seconds() * 1e9},
           {"lanes", lanes_.size()},
           {"collective_bytes_read", stats_.collective_bytes_read},
           {"collective_bytes_written", stats_.collective_bytes_written},

@@ -40,6 +40,8 @@ struct SmStats {
   sc_core::sc_time budget_wait;          // time workgroups waited for request capacity
   sc_core::sc_time read_latency;         // summed over reads: issue to data back
   sc_core::sc_time gemm_load_wait;       // time GEMM workgroups waited for a K-step's operands
+  sc_core::sc_time
+      fence_wait;  // time finished workgroups waited for their stores' acknowledgements
   // Collective kernels (their data bytes are also in bytes_read / bytes_written; flag accesses
   // are counted in reads / writes and their 8 bytes each in bytes_read / bytes_written).
   std::uint64_t collective_bytes_read = 0;     // data read: own chunks, FIFO, received chunks

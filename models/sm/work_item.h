@@ -65,6 +65,9 @@ struct StreamKernel {
   std::uint64_t flops = 0;            // matrix FLOPs of the whole kernel (fused attention)
   ElementType element = ElementType::Fp16;
   CacheHint out_hint = CacheHint::Cached;
+  // Input bytes a workgroup reads per step (the reads it keeps in flight); 0: its SM slot's part
+  // of the SM's request capacity.
+  std::uint64_t step_bytes = 0;
 
   // [begin, end) of workgroup w's share of `bytes`, in whole elements of `element_bytes`.
   static std::pair<std::uint64_t, std::uint64_t> share(std::uint64_t bytes,

@@ -253,6 +253,7 @@ TEST_CASE("interference --help lists only options interference accepts", "[cli][
                                              {"background", "compute"},
                                              {"background-sms", "2,4"},
                                              {"stream-buffer-bytes", "2097152"},
+                                             {"stream-step-bytes", "8192"},
                                              {"json", file("help-interference.json")},
                                              {"jobs", "1"}});
   check_help("interference", samples);

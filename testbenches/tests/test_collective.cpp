@@ -454,10 +454,10 @@ TEST_CASE("collective registers: COLL_* and the mailbox sit at their documented 
     CHECK(regs.at(offset).name == "MAILBOX" + std::to_string(w));
     CHECK(regs.at(offset).writable);
   }
-  // 27 GEMM/status/SM-range registers, the output map, the collective registers, the 13
+  // 27 GEMM/status/SM-range registers, the output map, the collective registers, the 14
   // streaming-kernel registers (test_sm checks them), the mailbox and nine control registers per
   // hardware queue, after the mailbox.
-  CHECK(regs.size() == 27 + 4 * reg::kMaxChunks + expected.size() + table.size() + 13 +
+  CHECK(regs.size() == 27 + 4 * reg::kMaxChunks + expected.size() + table.size() + 14 +
                            reg::kMailboxWords + 9 * reg::kQueues);
   CHECK(reg::kMailbox + 4 * reg::kMailboxWords <= reg::kQueueBase);
   CHECK(reg::queue_register(reg::kQueues, 0) <= Gpu::kRegisterBlockSize);

@@ -95,6 +95,11 @@ TEST_CASE("memory interference grows with the streaming kernel's SMs", "[interfe
     INFO("K = " << points[i]["background_sms"]);
     CHECK(at(result, i, "background_GBps") > 0);
     CHECK(at(result, i, "gemm_with_stream_ns") > at(result, i, "gemm_with_compute_ns"));
+    // The GEMM's output stores are posted: a workgroup's end waits for their acknowledgements.
+    const auto& detail = points[i]["with_stream_detail"];
+    CHECK(detail["gemm_fence_wait_ns_per_wg"].get<double>() > 0);
+    CHECK(detail["background_mean_read_latency_ns"].get<double>() > 0);
+    CHECK(at(result, i, "background_alone_read_latency_ns") > 0);
   }
   CHECK(at(result, 1, "background_GBps") > at(result, 0, "background_GBps"));
   CHECK(at(result, 2, "background_GBps") > at(result, 1, "background_GBps"));
@@ -110,4 +115,29 @@ TEST_CASE("interference requests with a bad K or no background are refused namin
                     Catch::Contains("background SMs -1"));
   CHECK_THROWS_WITH(run_interference(request({4}, false, false), 1),
                     Catch::Contains("give stream, compute or both"));
+}
+
+TEST_CASE("a streaming workgroup keeps one step of STREAM_STEP_BYTES reads in flight",
+          "[interference]") {
+  // Little's law on the run alone: reads in flight per SM = read rate per SM x mean read latency.
+  // The SM slot's share of sm.max_inflight_bytes (57 KiB on h100-8) would hold far more than
+  // one 4 KiB step.
+  constexpr double kStep = 4096;
+  constexpr int kSms = 2;
+  InterferenceRequest stepped = request({kSms}, true, false);
+  stepped.stream_step_bytes = static_cast<std::uint64_t>(kStep);
+  const nlohmann::json small = run_interference(stepped, 2);
+  const nlohmann::json share = run_interference(request({kSms}, true, false), 2);
+  const double read_bytes_per_ns = at(small, 0, "background_GBps") / 2 / kSms;
+  const double in_flight = read_bytes_per_ns * at(small, 0, "background_alone_read_latency_ns");
+  CHECK(in_flight <= kStep);
+  CHECK(in_flight > kStep / 2);  // the next step's reads leave as soon as a step's arrive
+  CHECK(at(small, 0, "background_GBps") < at(share, 0, "background_GBps"));
+}
+
+TEST_CASE("a streaming step that is not whole fp32 elements is refused naming the value",
+          "[interference]") {
+  InterferenceRequest r = request({2}, true, false);
+  r.stream_step_bytes = 4094;
+  CHECK_THROWS_WITH(run_interference(r, 1), Catch::Contains("stream step bytes 4094"));
 }

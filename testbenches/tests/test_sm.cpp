@@ -1105,7 +1105,8 @@ TEST_CASE("Dispatcher register map matches dispatcher_registers.h", "[sm][dispat
       {reg::kStreamOps, "STREAM_OPS"},
       {reg::kStreamFlopsLow, "STREAM_FLOPS_LO"},
       {reg::kStreamFlopsHigh, "STREAM_FLOPS_HI"},
-      {reg::kStreamOutFlags, "STREAM_OUT_FLAGS"}};
+      {reg::kStreamOutFlags, "STREAM_OUT_FLAGS"},
+      {reg::kStreamStepBytes, "STREAM_STEP_BYTES"}};
   for (const auto& [offset, name] : stream) {
     INFO(name);
     REQUIRE(regs.count(offset) == 1);
@@ -1188,4 +1189,40 @@ TEST_CASE("SM streaming kernel: a bad descriptor is rejected and nothing runs", 
     CHECK(bench->dispatcher.dispatched().empty());
     CHECK(bench->total().bytes_read == 0);
   }
+}
+
+TEST_CASE("SM streaming kernel: STREAM_STEP_BYTES is a workgroup's reads in flight, for one launch",
+          "[sm][stream]") {
+  const Setup setup = small_setup(SimMode::Timing);
+  Bench stepped("stepped", setup, 0);    // one launch of 2 KiB steps
+  Bench fair("fair", setup, 1);          // one launch of the slot's share
+  Bench again("again", setup, 2);        // 2 KiB steps, then a launch that does not say
+  Bench odd_step("odd_step", setup, 3);  // a step that is not whole fp16 elements
+  const std::uint64_t read = 64 << 10;   // no output: only reads are in flight
+  const auto launch = [&](Program& p, Bench& b, std::uint32_t step, const std::string& n) {
+    if (step > 0) write(p, b.dispatcher_base() + reg::kStreamStepBytes, step, n + ": step");
+    append_stream(p, b.dispatcher_base(), b.hbm(0), read, b.hbm(1 << 20), 0, 1, 1, n);
+  };
+  const auto most_in_flight = [](const Bench& b) {
+    std::uint64_t most = 0;
+    for (const auto& sm : b.sms) most = std::max(most, sm->stats().max_inflight_bytes);
+    return most;
+  };
+  Program p_stepped, p_fair, p_again, p_odd;
+  launch(p_stepped, stepped, 2048, "stepped");
+  launch(p_fair, fair, 0, "fair");
+  launch(p_again, again, 2048, "again 1");
+  launch(p_again, again, 0, "again 2");
+  launch(p_odd, odd_step, 2047, "odd");
+  stepped.host.load(p_stepped);
+  fair.host.load(p_fair);
+  again.host.load(p_again);
+  odd_step.host.load(p_odd);
+  sc_core::sc_start();
+  CHECK(stepped.total().bytes_read == read);
+  CHECK(most_in_flight(stepped) == 2048);
+  CHECK(most_in_flight(fair) > 2048);
+  CHECK(most_in_flight(again) == most_in_flight(fair));  // the second launch: the default again
+  CHECK(odd_step.dispatcher.error() == reg::kBadKernel);
+  CHECK(odd_step.dispatcher.dispatched().empty());
 }
