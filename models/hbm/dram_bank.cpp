@@ -266,16 +266,13 @@ void RowCommandBus::grant_proposals(std::uint64_t at) {
 }
 
 void RowCommandBus::grant(const PseudoChannelTimer* timer, int bank) {
-  const auto mine = std::find_if(proposed_.begin(), proposed_.end(), [&](const Proposal& p) {
-    return p.timer == timer && p.bank == bank;
-  });
-  if (mine == proposed_.end()) return;
-  const std::uint64_t ready = mine->ready;
-  // The earlier-ready ones go first; then this one (the first at its time, or a later tie).
-  grant_proposals(ready > 0 ? ready - 1 : 0);
-  const auto again = std::find_if(proposed_.begin(), proposed_.end(), [&](const Proposal& p) {
-    return p.timer == timer && p.bank == bank;
-  });
+  const auto mine = [&](const Proposal& p) { return p.timer == timer && p.bank == bank; };
+  const auto found = std::find_if(proposed_.begin(), proposed_.end(), mine);
+  if (found == proposed_.end()) return;
+  // The proposals ready earlier go first (its own stays: it is ready later than they are).
+  const std::uint64_t ready = found->ready;
+  while (proposed_.front().ready < ready) grant_front();
+  const auto again = std::find_if(proposed_.begin(), proposed_.end(), mine);
   const Proposal p = *again;
   proposed_.erase(again);
   p.timer->precharged(p.bank, take(p.ready, p.timer->precharge_length()));
