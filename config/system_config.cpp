@@ -176,6 +176,12 @@ void describe(SystemConfig& c, ParamVisitor& v) {
   v.visit(
       "hbm.bank.controller_latency_ns", b.controller_latency_ns,
       {"ns", "controller, PHY and return-path latency added to the DRAM command timing", 0, 1e6});
+  v.visit("hbm.bank.early_precharge", b.early_precharge,
+          {"",
+           "a bank precharges as soon as it may once its queue needs another of its rows and "
+           "not the open one, the PRE taking the row-command bus in the order it is ready; off, "
+           "the PRE goes with the next row's ACT",
+           0, 1});
   auto& t = b.timing;
   // Clock counts of tCK = 2 / (data rate per pin); config/dram_timing.h converts them to ns.
   const auto timing = [&](const char* key, std::int64_t& value, const char* doc) {

@@ -123,6 +123,11 @@ struct BankConfig {
   double write_high = 0.8;  // write drain starts when writes fill this fraction of the queue
   double write_low = 0.2;   // and stops when they fall to this fraction
   double controller_latency_ns = 70;  // controller, PHY and return path, beside the DRAM timing
+  // A bank closes its row as soon as it may once its queue holds another row's request and none of
+  // its own (its PRE takes the row-command bus in the order it is ready); off, the PRE is issued
+  // with the next row's ACT. docs/correlation.md ("Early precharge") says why it is not the
+  // default.
+  bool early_precharge = false;
   DramTimingConfig timing;
 };
 

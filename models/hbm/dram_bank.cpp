@@ -249,6 +249,41 @@ DramTiming::DramTiming(const HbmConfig& config, double units_per_ns) {
   pre_command = u(t.tck);
 }
 
+void RowCommandBus::propose(std::uint64_t ready, PseudoChannelTimer* timer, int bank) {
+  auto at = std::upper_bound(proposed_.begin(), proposed_.end(), ready,
+                             [](std::uint64_t t, const Proposal& p) { return t < p.ready; });
+  proposed_.insert(at, {ready, timer, bank});
+}
+
+void RowCommandBus::grant_front() {
+  const Proposal p = proposed_.front();
+  proposed_.erase(proposed_.begin());
+  p.timer->precharged(p.bank, take(p.ready, p.timer->precharge_length()));
+}
+
+void RowCommandBus::grant_proposals(std::uint64_t at) {
+  while (!proposed_.empty() && proposed_.front().ready <= at) grant_front();
+}
+
+void RowCommandBus::grant(const PseudoChannelTimer* timer, int bank) {
+  const auto mine = [&](const Proposal& p) { return p.timer == timer && p.bank == bank; };
+  const auto found = std::find_if(proposed_.begin(), proposed_.end(), mine);
+  if (found == proposed_.end()) return;
+  // The proposals ready earlier go first (its own stays: it is ready later than they are).
+  const std::uint64_t ready = found->ready;
+  while (proposed_.front().ready < ready) grant_front();
+  const auto again = std::find_if(proposed_.begin(), proposed_.end(), mine);
+  const Proposal p = *again;
+  proposed_.erase(again);
+  p.timer->precharged(p.bank, take(p.ready, p.timer->precharge_length()));
+}
+
+void RowCommandBus::withdraw(const PseudoChannelTimer* timer) {
+  proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(),
+                                 [&](const Proposal& p) { return p.timer == timer; }),
+                  proposed_.end());
+}
+
 PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
                                        std::uint64_t refresh_phase, RowCommandBus* row_bus)
     : t_(timing),
@@ -270,8 +305,10 @@ PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming
 void PseudoChannelTimer::refresh(std::uint64_t now) {
   std::uint64_t start = std::max(refresh_.take_due(now), bus_free_);
   for (const Bank& b : banks_) {
-    if (b.open_row >= 0) start = std::max(start, b.pre_ready);
+    if (b.open_row >= 0 || b.precharge_proposed) start = std::max(start, b.pre_ready);
   }
+  if (row_bus_ != nullptr) row_bus_->withdraw(this);  // the PREAB closes them
+  for (Bank& b : banks_) b.precharge_proposed = false;
   const std::uint64_t end = start + refresh_.duration();
   if (log_ != nullptr) {
     log(start, DramCommand::Kind::PrechargeAll, -1, -1, -1);
@@ -295,7 +332,8 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
                                                                 std::uint64_t earliest,
                                                                 DramService& service) {
   std::uint64_t at = earliest;
-  if (b.open_row >= 0) {  // PRE, then tRP
+  if (b.precharge_proposed) row_bus_->grant(this, bank_slot(b));  // sets b.act_ready
+  if (b.open_row >= 0) {                                          // PRE, then tRP
     std::uint64_t precharge = std::max(earliest, b.pre_ready);
     if (row_bus_ != nullptr) precharge = row_bus_->book(precharge, t_.pre_command);
     if (log_ != nullptr)
@@ -322,6 +360,32 @@ void PseudoChannelTimer::refresh(std::uint64_t now) {
   b.activated = at;
   b.pre_ready = at + t_.ras;
   ++service.row_misses;
+}
+
+void PseudoChannelTimer::precharge_early(const DramLocation& where) {
+  if (row_bus_ == nullptr) return;
+  const auto row = static_cast<std::int64_t>(where.row);
+  int group = where.first_group;
+  for (int i = 0; i < std::min(where.bursts, bank_groups_); ++i) {
+    Bank& b = bank(group, where.bank);
+    if (b.open_row == row) {
+      b.open_row = -1;
+      b.closing_row = row;
+      b.precharge_proposed = true;
+      row_bus_->propose(b.pre_ready, this, bank_slot(b));
+    }
+    if (++group == bank_groups_) group = 0;
+  }
+  if (activated_row_[to_size(where.bank)] == row) activated_row_[to_size(where.bank)] = -1;
+}
+
+void PseudoChannelTimer::precharged(int slot, std::uint64_t at) {
+  Bank& b = banks_[to_size(slot)];
+  b.precharge_proposed = false;
+  b.act_ready = std::max(b.act_ready, at + t_.rp);
+  if (log_ != nullptr) {
+    log(at, DramCommand::Kind::Precharge, slot % bank_groups_, slot / bank_groups_, b.closing_row);
+  }
 }
 
 // The column phases of one update entry, for its placement (update_placement.h) to compose.

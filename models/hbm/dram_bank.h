@@ -187,10 +187,36 @@ struct DramTiming {
 // clocks of this bus, so two pseudo-channels of row misses meet it before tFAW. Bookings are
 // intervals in time-resolution units: timers book in nearly, not strictly, rising time (an ACT may
 // go back to its entry's arrival), so the bus keeps the latest bookings and finds the first gap.
+class PseudoChannelTimer;
 class RowCommandBus {
  public:
-  // The earliest start at or after `at` of a free stretch of `length`, which it books.
+  // The earliest start at or after `at` of a free stretch of `length`, which it books for a
+  // command ready at `at`. The bus grants in the order commands are ready: every proposed
+  // precharge ready by `at` takes its stretch first.
   std::uint64_t book(std::uint64_t at, std::uint64_t length) {
+    if (!proposed_.empty() && proposed_.front().ready <= at) grant_proposals(at);
+    return take(at, length);
+  }
+  // A precharge of `timer`'s bank `bank` (its index in the timer's banks), ready at `ready` and
+  // not needed yet: granted when a command ready no earlier books the bus, or when the timer
+  // needs the bank (grant()), whichever comes first, so commands that are decided later but were
+  // ready earlier are not held behind it. The timer learns its time (precharged()).
+  void propose(std::uint64_t ready, PseudoChannelTimer* timer, int bank);
+  // Grants the proposal of `timer`'s bank `bank` now (and the earlier-ready ones first).
+  void grant(const PseudoChannelTimer* timer, int bank);
+  // Drops `timer`'s proposals (an all-bank precharge closes those banks).
+  void withdraw(const PseudoChannelTimer* timer);
+
+ private:
+  struct Proposal {
+    std::uint64_t ready;
+    PseudoChannelTimer* timer;
+    int bank;
+  };
+  // Grants the proposals ready by `at`, earliest first (ties in the order proposed).
+  void grant_proposals(std::uint64_t at);
+  void grant_front();
+  std::uint64_t take(std::uint64_t at, std::uint64_t length) {
     // The first booking starting after `at`, searched from the latest: bookings come in nearly
     // rising time, so the search ends within a step or two.
     std::size_t next = size_;
@@ -206,8 +232,6 @@ class RowCommandBus {
     }
     return at;
   }
-
- private:
   struct Booking {
     std::uint64_t start, end;
   };
@@ -221,6 +245,7 @@ class RowCommandBus {
   std::array<Booking, kSlots> busy_{};  // [head_, head_ + size_) by start, disjoint
   std::size_t head_ = 0;
   std::size_t size_ = 0;
+  std::vector<Proposal> proposed_;  // by ready time, then order proposed (at most one per bank)
 };
 
 // One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is
@@ -268,7 +293,7 @@ class PseudoChannelTimer {
     const int group = span.first_group;
     const Bank& b = bank(group, span.bank);
     std::uint64_t at = arrival;
-    if (b.open_row >= 0) at = std::max(arrival, b.pre_ready) + t_.rp;
+    if (b.open_row >= 0 || b.precharge_proposed) at = std::max(arrival, b.pre_ready) + t_.rp;
     const std::uint64_t rrd =
         group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_;
     return std::max({at, b.act_ready, rrd, faw_ready_[oldest_act_]});
@@ -285,6 +310,14 @@ class PseudoChannelTimer {
   template <int kGroups>
   DramService serve_as(const DramLocation& where, Kind kind, std::uint64_t arrival,
                        std::uint64_t now, std::uint64_t alu);
+  // Closes the banks `where` touches, which hold its row, as soon as they allow (tRAS, tRTP, tWR),
+  // for a queued entry that needs another row there (a bank machine precharging for its next
+  // request): the PRE is proposed on the row-command bus, not booked, so it takes the bus in the
+  // order it is ready. Without a shared bus, nothing (the PRE stays with the next ACT).
+  void precharge_early(const DramLocation& where);
+  // The bus granted bank `bank`'s proposed PRE at `at`.
+  void precharged(int bank, std::uint64_t at);
+  std::uint64_t precharge_length() const { return t_.pre_command; }
   std::uint64_t refreshes() const { return refresh_.count(); }
   // Time up to `now` that at least one bank held a row open (DRAM active standby, for the energy
   // estimate): from an activation that found every bank closed to the next refresh.
@@ -305,6 +338,10 @@ class PseudoChannelTimer {
     std::uint64_t act_ready = 0;  // earliest next ACT (tRC, tRP after a precharge, refresh)
     std::uint64_t activated = 0;  // its open row's ACT: RD and WR follow by tRCD
     std::uint64_t pre_ready = 0;  // earliest PRE (tRAS, tRTP, tWR)
+    // Closing early: its PRE is proposed on the row-command bus (closing_row the row it closes),
+    // and its next ACT waits for the grant.
+    bool precharge_proposed = false;
+    std::int64_t closing_row = -1;
   };
   // One update entry's column phases (UpdatePhases) on this timer, for its placement to compose.
   template <int kGroups>
@@ -344,6 +381,8 @@ class PseudoChannelTimer {
   int bank_index(const Bank& b) const {
     return static_cast<int>(&b - banks_.data()) / bank_groups_;
   }
+  // Bank b's index in banks_ (its group is slot % bank_groups_, its index slot / bank_groups_).
+  int bank_slot(const Bank& b) const { return static_cast<int>(&b - banks_.data()); }
 
   // The state an entry's service reads comes first and lies in this object (banks and rows
   // inline for up to 16 banks, every preset's 4 x 4): a timer is reached through no pointer of

@@ -38,7 +38,8 @@ PipeTiming::PipeTiming(const HbmConfig& config)
 BankTiming::BankTiming(const HbmConfig& config, const DramTiming& timing, RowCommandBus* row_bus)
     : timer_(config, timing, 0, row_bus),
       controller_latency_(ticks(config.bank.controller_latency_ns)),
-      alu_latency_(ticks(config.nmc_alu_latency_ns)) {}
+      alu_latency_(ticks(config.nmc_alu_latency_ns)),
+      early_precharge_(config.bank.early_precharge) {}
 
 EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t arrival,
                                std::uint64_t at, RequestQueue& queue) {
@@ -47,10 +48,22 @@ EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t a
   // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
   const bool refreshed = timer_.refreshes() != refreshes;
   if (dram.row_misses > 0 || refreshed) {
+    // Whether the row it opened has more entries queued, and whether another row of its banks has.
+    bool same_row = false;
+    bool other_row = false;
     for (std::size_t i = 0; i < queue.size(); ++i) {
       QueueEntry& queued = queue[i];
       if (refreshed || queued.span.bank == where.bank) queued.row_hit = row_open(queued.span);
+      if (queued.span.bank == where.bank) {
+        if (queued.span.row == where.row) {
+          same_row = true;
+        } else {
+          other_row = true;
+        }
+      }
     }
+    // A bank machine precharges for its next request once no queued one needs the open row.
+    if (early_precharge_ && other_row && !same_row) timer_.precharge_early(where);
   }
   EntryService service;
   service.bus = dram.bus_busy;

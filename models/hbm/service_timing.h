@@ -62,6 +62,7 @@ class BankTiming {
   PseudoChannelTimer timer_;
   std::uint64_t controller_latency_;
   std::uint64_t alu_latency_;
+  bool early_precharge_;  // hbm.bank.early_precharge
 };
 
 inline EntryService PipeTiming::serve(Op op, std::uint32_t bytes, std::uint64_t at) const {

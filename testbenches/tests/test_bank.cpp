@@ -321,6 +321,44 @@ TEST_CASE("Bank row-command bus: the ring books as a sorted list of the latest 6
   CHECK(moved > 1000);  // the sequence does meet busy stretches
 }
 
+TEST_CASE("Bank row-command bus: an early precharge takes the bus when it is ready",
+          "[bank][timing]") {
+  // A bank's PRE, proposed once a queued entry needs another row there, is ready at tRAS after its
+  // ACT. The other pseudo-channel's ACT, ready half a clock later, is decided first: the bus still
+  // grants the PRE first (at tRAS) and the ACT after it, not the ACT at its time and the PRE in the
+  // next free clock after it, where booking in decision order put them.
+  const HbmConfig config = one_pseudo_channel();
+  const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
+  const DramTiming timing(config, units_per_ns);
+  RowCommandBus bus;
+  PseudoChannelTimer timer(config, timing, 0, &bus);
+  std::vector<DramCommand> log;
+  timer.log_commands(&log, 0, 0);
+  const DramAddressMap map(config);
+  const DramLocation first = map.locate(0, 32);
+  const DramLocation other_row = map.locate(kBankSpan, 32);  // bank 0 of group 0, row 1
+  REQUIRE(first.bank == other_row.bank);
+  REQUIRE(first.first_group == other_row.first_group);
+  REQUIRE(first.row != other_row.row);
+  timer.serve(first, PseudoChannelTimer::Kind::Read, 0, 0, 0);
+  timer.precharge_early(first);
+  REQUIRE(timing.ras > timing.rcd_rd + timing.rtp);  // the PRE is ready at tRAS
+  const std::uint64_t half_clock = timing.pre_command / 2;
+  CHECK(bus.book(timing.ras + half_clock, timing.act_command) == timing.ras + timing.pre_command);
+  // The next entry's ACT follows the granted PRE by tRP.
+  timer.serve(other_row, PseudoChannelTimer::Kind::Read, 0, timing.ras, 0);
+  std::vector<std::pair<DramCommand::Kind, std::uint64_t>> commands;
+  for (const DramCommand& c : log) commands.emplace_back(c.kind, c.time);
+  using Kind = DramCommand::Kind;
+  const std::vector<std::pair<Kind, std::uint64_t>> expected = {
+      {Kind::Activate, 0},
+      {Kind::Read, timing.rcd_rd},
+      {Kind::Precharge, timing.ras},
+      {Kind::Activate, timing.ras + timing.rp},
+      {Kind::Read, timing.ras + timing.rp + timing.rcd_rd}};
+  CHECK(commands == expected);
+}
+
 TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
   const HbmConfig config = one_pseudo_channel();
   const DramTimingNs t = dram_timing_ns(config);
