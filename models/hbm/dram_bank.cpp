@@ -255,14 +255,14 @@ void RowCommandBus::propose(std::uint64_t ready, PseudoChannelTimer* timer, int 
   proposed_.insert(at, {ready, timer, bank});
 }
 
-void RowCommandBus::grant_front() {
-  const Proposal p = proposed_.front();
-  proposed_.erase(proposed_.begin());
+void RowCommandBus::grant_at(std::vector<Proposal>::iterator proposal) {
+  const Proposal p = *proposal;
+  proposed_.erase(proposal);
   p.timer->precharged(p.bank, take(p.ready, p.timer->precharge_length()));
 }
 
 void RowCommandBus::grant_proposals(std::uint64_t at) {
-  while (!proposed_.empty() && proposed_.front().ready <= at) grant_front();
+  while (!proposed_.empty() && proposed_.front().ready <= at) grant_at(proposed_.begin());
 }
 
 void RowCommandBus::grant(const PseudoChannelTimer* timer, int bank) {
@@ -271,11 +271,8 @@ void RowCommandBus::grant(const PseudoChannelTimer* timer, int bank) {
   if (found == proposed_.end()) return;
   // The proposals ready earlier go first (its own stays: it is ready later than they are).
   const std::uint64_t ready = found->ready;
-  while (proposed_.front().ready < ready) grant_front();
-  const auto again = std::find_if(proposed_.begin(), proposed_.end(), mine);
-  const Proposal p = *again;
-  proposed_.erase(again);
-  p.timer->precharged(p.bank, take(p.ready, p.timer->precharge_length()));
+  while (proposed_.front().ready < ready) grant_at(proposed_.begin());
+  grant_at(std::find_if(proposed_.begin(), proposed_.end(), mine));
 }
 
 void RowCommandBus::withdraw(const PseudoChannelTimer* timer) {

@@ -215,7 +215,8 @@ class RowCommandBus {
   };
   // Grants the proposals ready by `at`, earliest first (ties in the order proposed).
   void grant_proposals(std::uint64_t at);
-  void grant_front();
+  // Grants `proposal` (removing it): its PRE takes the first free stretch from its ready time.
+  void grant_at(std::vector<Proposal>::iterator proposal);
   std::uint64_t take(std::uint64_t at, std::uint64_t length) {
     // The first booking starting after `at`, searched from the latest: bookings come in nearly
     // rising time, so the search ends within a step or two.
