@@ -3,9 +3,13 @@
 // ends with, and which collective a case checks.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <systemc>
 
 #include "config/config_io.h"
 #include "harness/debug_access.h"
@@ -109,6 +113,44 @@ std::int64_t wrong_elements(TpGroup& group, std::uint64_t buffer, int g, int n, 
     }
   }
   return wrong;
+}
+
+// Runs a golden case on `group`: loads the programs, writes every rank's starting buffer once the
+// sockets are bound (the preload goes through the routers), runs to the end and requires that
+// every host finished without error and nothing is left in flight.
+template <class Owned>
+void run_golden(TpGroup& group, const std::vector<Program>& programs,
+                const std::vector<std::uint64_t>& buffers, Check check, ElementType type,
+                std::int64_t total, Owned owned) {
+  group.load(programs);
+  sc_core::sc_start(sc_core::SC_ZERO_TIME);
+  preload(group, buffers, check, type, total, owned);
+  sc_core::sc_start();
+  REQUIRE(group.host_error().empty());
+  REQUIRE(group.hosts_done());
+  group.check_drained();
+}
+
+// Checks that every element of GPU g's buffer holds what the check leaves there, naming the first
+// wrong one.
+template <class Owned>
+void check_elements(TpGroup& group, const std::vector<std::uint64_t>& buffers, int g, Check check,
+                    ElementType type, std::int64_t total, Owned owned) {
+  const int n = static_cast<int>(buffers.size());
+  std::int64_t first_wrong = -1;
+  const std::int64_t wrong = wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n,
+                                            check, type, total, owned, first_wrong);
+  INFO("GPU " << g << " of " << n << ": first wrong element " << first_wrong);
+  CHECK(wrong == 0);
+}
+
+// The payload bytes every link of the group carried, both directions.
+inline std::uint64_t link_payload(TpGroup& group) {
+  std::uint64_t bytes = 0;
+  for (int l = 0; l < group.links(); ++l) {
+    bytes += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
+  }
+  return bytes;
 }
 
 }  // namespace t3::ring_testing

@@ -84,59 +84,11 @@ void golden(const GoldenCase& gc) {
   const auto plan = plan_collective(group.config().address_map, spec);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
   const auto programs = ring_programs(plan, spec, ops);
-  const ElementType type = gc.element;
-  // Element i's chunk and its place in it (chunks may differ in size, or be empty).
-  std::vector<int> chunk_of(static_cast<std::size_t>(total));
-  for (int c = 0; c < n; ++c) {
-    const ElementRange range = chunk_range(total, n, c);
-    for (std::int64_t i = range.first; i < range.end; ++i)
-      chunk_of[static_cast<std::size_t>(i)] = c;
-  }
-  const auto chunk = [&](std::int64_t i) { return chunk_of[static_cast<std::size_t>(i)]; };
-  const auto in_chunk = [&](std::int64_t i) { return i - chunk_range(total, n, chunk(i)).first; };
-
-  AtStart preload("preload", [&] {
-    for (int g = 0; g < n; ++g) {
-      std::vector<unsigned char> bytes(static_cast<std::size_t>(total * eb));
-      for (std::int64_t i = 0; i < total; ++i) {
-        float value = input(g, i);
-        if (gc.check == Check::AllGather) {
-          value = chunk(i) == owner_chunk(g, n) ? gathered(chunk(i), in_chunk(i)) : kUntouched;
-        }
-        store_element(bytes.data(), static_cast<std::size_t>(i), type, value);
-      }
-      debug_write(group.gpu(g).router, plan[g].buffer, bytes);
-    }
-  });
-  run_to_completion(group, programs);
-
+  std::vector<std::uint64_t> buffers;
+  for (const auto& rank : plan) buffers.push_back(rank.buffer);
+  run_golden(group, programs, buffers, gc.check, gc.element, total, owner_chunk);
   for (int g = 0; g < n; ++g) {
-    INFO("GPU " << g << " of " << n);
-    const Bytes bytes =
-        debug_read(group.gpu(g).router, plan[g].buffer, static_cast<std::size_t>(total * eb));
-    std::int64_t wrong = 0;
-    std::int64_t first_wrong = -1;
-    for (std::int64_t i = 0; i < total; ++i) {
-      float sum = 0;
-      for (int h = 0; h < n; ++h) sum += input(h, i);
-      float expected = 0;
-      switch (gc.check) {
-        case Check::ReduceScatter:  // the owned chunk reduced, the others as they were
-          expected = chunk(i) == owner_chunk(g, n) ? sum : input(g, i);
-          break;
-        case Check::AllGather:
-          expected = gathered(chunk(i), in_chunk(i));
-          break;
-        case Check::AllReduce:
-          expected = sum;
-          break;
-      }
-      if (load_element(bytes.data(), static_cast<std::size_t>(i), type) != expected) {
-        if (wrong++ == 0) first_wrong = i;
-      }
-    }
-    INFO("first wrong element " << first_wrong);
-    CHECK(wrong == 0);
+    check_elements(group, buffers, g, gc.check, gc.element, total, owner_chunk);
   }
 
   // Traffic, from the schedule, channel by channel (each on its ring). Per rank, a channel's
@@ -161,10 +113,6 @@ void golden(const GoldenCase& gc) {
     return bytes;
   };
   const std::uint64_t launches = ops.size();
-  std::uint64_t link_payload = 0;
-  for (int l = 0; l < group.links(); ++l) {
-    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
-  }
   std::uint64_t expected_link = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g);
@@ -214,7 +162,7 @@ void golden(const GoldenCase& gc) {
       CHECK(record.workgroups == spec.channels);
     }
   }
-  CHECK(link_payload == expected_link);
+  CHECK(link_payload(group) == expected_link);
 }
 
 }  // namespace

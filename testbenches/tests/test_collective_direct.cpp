@@ -56,48 +56,25 @@ void golden(const GoldenCase& gc) {
   const CollectiveSpec spec = direct_spec(gc, total);
   const auto plan = plan_collective(config.address_map, spec, 8192);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
-  group.load(ring_programs(plan, spec, ops));
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
-
   std::vector<std::uint64_t> buffers;
   for (const auto& rank : plan) buffers.push_back(rank.buffer);
-  preload(group, buffers, gc.check, gc.element, total, owner_chunk);
-  sc_core::sc_start();
-  REQUIRE(group.host_error().empty());
-  REQUIRE(group.hosts_done());
-  group.check_drained();
+  run_golden(group, ring_programs(plan, spec, ops), buffers, gc.check, gc.element, total,
+             owner_chunk);
 
-  std::uint64_t data_expected = 0;
+  // Link payload: each owned chunk once per op over every link of its route, plus the 8-byte
+  // arrival flags (one per channel, peer and op, over every link of the route).
+  std::uint64_t data_expected = 0, flags_expected = 0;
   for (int g = 0; g < n; ++g) {
-    INFO("GPU " << g << " of " << n << " (" << gc.topology << ")");
-    std::int64_t first_wrong = -1;
-    const std::int64_t wrong =
-        wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n, gc.check, gc.element,
-                       total, owner_chunk, first_wrong);
-    INFO("first wrong element " << first_wrong);
-    CHECK(wrong == 0);
+    check_elements(group, buffers, g, gc.check, gc.element, total, owner_chunk);
     for (int peer = 0; peer < n; ++peer) {
       if (peer == g) continue;
       data_expected += ops.size() * static_cast<std::uint64_t>(group.topology().hops(peer, g)) *
                        spec.chunk_bytes(owner_chunk(g, n));
+      flags_expected += ops.size() * static_cast<std::uint64_t>(gc.channels) * 8 *
+                        static_cast<std::uint64_t>(group.topology().hops(g, peer));
     }
   }
-  // Link payload: the data, plus the 8-byte arrival flags (one per channel, peer and op, over
-  // every link of the route).
-  std::uint64_t flags_expected = 0;
-  for (int g = 0; g < n; ++g) {
-    for (int peer = 0; peer < n; ++peer) {
-      if (peer != g) {
-        flags_expected += ops.size() * static_cast<std::uint64_t>(gc.channels) * 8 *
-                          static_cast<std::uint64_t>(group.topology().hops(g, peer));
-      }
-    }
-  }
-  std::uint64_t link_payload = 0;
-  for (int l = 0; l < group.links(); ++l) {
-    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
-  }
-  CHECK(link_payload == data_expected + flags_expected);
+  CHECK(link_payload(group) == data_expected + flags_expected);
 }
 
 }  // namespace

@@ -60,28 +60,15 @@ void golden(const GoldenCase& gc) {
   const CollectiveSpec spec = nmc_spec(gc, total);
   const auto plan = plan_collective(config.address_map, spec, 8192);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
-  const auto programs = ring_programs(plan, spec, ops);
-  group.load(programs);
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
-
   std::vector<std::uint64_t> buffers;
   for (const auto& rank : plan) buffers.push_back(rank.buffer);
-  preload(group, buffers, gc.check, gc.element, total, owner_chunk);
-  sc_core::sc_start();
-  REQUIRE(group.host_error().empty());
-  REQUIRE(group.hosts_done());
-  group.check_drained();
+  run_golden(group, ring_programs(plan, spec, ops), buffers, gc.check, gc.element, total,
+             owner_chunk);
 
   std::uint64_t data_expected = 0, flags_expected = 0, updated_expected = 0;
   const std::uint64_t flag_words_per_peer = ops.size() == 2 ? 3 : 2;  // RS: 2, AG: 1
   for (int g = 0; g < n; ++g) {
-    INFO("GPU " << g << " of " << n << " (" << gc.topology << ")");
-    std::int64_t first_wrong = -1;
-    const std::int64_t wrong =
-        wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n, gc.check, gc.element,
-                       total, owner_chunk, first_wrong);
-    INFO("first wrong element " << first_wrong);
-    CHECK(wrong == 0);
+    check_elements(group, buffers, g, gc.check, gc.element, total, owner_chunk);
     for (int peer = 0; peer < n; ++peer) {
       if (peer == g) continue;
       data_expected += ops.size() * static_cast<std::uint64_t>(group.topology().hops(peer, g)) *
@@ -91,11 +78,7 @@ void golden(const GoldenCase& gc) {
       updated_expected += spec.chunk_bytes(owner_chunk(g, n));
     }
   }
-  std::uint64_t link_payload = 0;
-  for (int l = 0; l < group.links(); ++l) {
-    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
-  }
-  CHECK(link_payload == data_expected + flags_expected);
+  CHECK(link_payload(group) == data_expected + flags_expected);
   std::uint64_t updated = 0;
   for (int g = 0; g < n; ++g) {
     updated += group.gpu(g).memory.stats().bytes[static_cast<int>(Op::Update)]

@@ -213,37 +213,21 @@ void golden(const GoldenCase& gc) {
   spec.multicast = group.switch_reducer()->add_group(members);
   const auto plan = plan_collective(config.address_map, spec, 8192);
   const std::vector<CollectiveOp> ops = launches(gc);
-  group.load(ring_programs(plan, spec, ops));
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);
-
   std::vector<std::uint64_t> buffers;
   for (const auto& rank : plan) buffers.push_back(rank.buffer);
-  preload(group, buffers, gc.check, gc.element, total, owner_chunk);
-  sc_core::sc_start();
-  REQUIRE(group.host_error().empty());
-  REQUIRE(group.hosts_done());
-  group.check_drained();
+  run_golden(group, ring_programs(plan, spec, ops), buffers, gc.check, gc.element, total,
+             owner_chunk);
 
   std::uint64_t data_expected = 0;
   for (int g = 0; g < n; ++g) {
-    INFO("GPU " << g << " of " << n);
-    std::int64_t first_wrong = -1;
-    const std::int64_t wrong =
-        wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n, gc.check, gc.element,
-                       total, owner_chunk, first_wrong);
-    INFO("first wrong element " << first_wrong);
-    CHECK(wrong == 0);
+    check_elements(group, buffers, g, gc.check, gc.element, total, owner_chunk);
     data_expected +=
         halves(ops) * static_cast<std::uint64_t>(n + 1) * spec.chunk_bytes(owner_chunk(g, n));
   }
   // The arrival flags: 8 bytes per channel, peer and launch, over both links of the route.
   const std::uint64_t flags_expected = ops.size() * static_cast<std::uint64_t>(gc.channels) * 8 *
                                        2 * static_cast<std::uint64_t>(n * (n - 1));
-  std::uint64_t link_payload = 0;
-  for (int l = 0; l < group.links(); ++l) {
-    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
-  }
-  CHECK(link_payload == data_expected + flags_expected);
+  CHECK(link_payload(group) == data_expected + flags_expected);
   const MulticastStats& stats = group.switch_reducer()->stats();
   CHECK((stats.ld_reduces > 0) == (gc.check != Check::AllGather));
   CHECK((stats.stores > 0) == (gc.check != Check::ReduceScatter));

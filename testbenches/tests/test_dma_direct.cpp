@@ -60,24 +60,13 @@ void golden(const GoldenCase& gc) {
   const DmaCollectiveSpec spec = direct_spec(n, static_cast<std::uint64_t>(total * eb), gc.element);
   const std::vector<std::uint64_t> buffers = dma_ring_buffers(config, 8192);
   const std::vector<CollectiveOp> ops = ops_of(gc.check);
-  group.load(dma_collective_programs(config, buffers, spec, ops));
-  sc_core::sc_start(sc_core::SC_ZERO_TIME);  // sockets bound: preload through the routers
-
-  preload(group, buffers, gc.check, gc.element, total, t3_owned_chunk);
-  sc_core::sc_start();
-  REQUIRE(group.host_error().empty());
-  REQUIRE(group.hosts_done());
-  group.check_drained();
+  run_golden(group, dma_collective_programs(config, buffers, spec, ops), buffers, gc.check,
+             gc.element, total, t3_owned_chunk);
 
   std::uint64_t link_payload_expected = 0;
   for (int g = 0; g < n; ++g) {
     INFO("GPU " << g << " of " << n << " (" << gc.topology << ")");
-    std::int64_t first_wrong = -1;
-    const std::int64_t wrong =
-        wrong_elements(group, buffers[static_cast<std::size_t>(g)], g, n, gc.check, gc.element,
-                       total, t3_owned_chunk, first_wrong);
-    INFO("first wrong element " << first_wrong);
-    CHECK(wrong == 0);
+    check_elements(group, buffers, g, gc.check, gc.element, total, t3_owned_chunk);
 
     // The engine rang every slice of every send once and forwarded nothing.
     std::uint64_t doorbells = 0, updated = 0, written = 0;
@@ -110,11 +99,7 @@ void golden(const GoldenCase& gc) {
           rs * static_cast<std::uint64_t>(n - 1) *
               spec.chunk_bytes(static_cast<int>(t3_owned_chunk(g, n))));
   }
-  std::uint64_t link_payload = 0;
-  for (int l = 0; l < group.links(); ++l) {
-    link_payload += group.link(l).stats(0).payload_bytes + group.link(l).stats(1).payload_bytes;
-  }
-  CHECK(link_payload == link_payload_expected);
+  CHECK(link_payload(group) == link_payload_expected);
 }
 
 }  // namespace
