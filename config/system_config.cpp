@@ -283,6 +283,11 @@ void describe(SystemConfig& c, ParamVisitor& v) {
            "sm.max_inflight_bytes / (stages x (tile_m + tile_n) x tile_k x element bytes))), each "
            "taking ceil(sm.occupancy / that) slots; false: only sm.occupancy bounds them",
            0, 1});
+  visit_enum(v, "sm.gemm_edge_math", s.gemm_edge_math, std::array{"extent", "full-tile"},
+             "math a GEMM tile overhanging the matrix edge costs: extent, only its elements inside "
+             "the matrix; full-tile, every K-step the whole tile_m x tile_n x tile_k, as "
+             "fixed-shape tensor-core MMA instructions run on the zero-filled overhang (tile "
+             "quantization); its loads and stores stay the elements inside");
 
   auto& l2 = c.l2;
   v.visit("l2.size_bytes", l2.size_bytes, {"byte", "L2 capacity per GPU", 1024, kMaxU64});

@@ -182,6 +182,12 @@ struct MmioConfig {
   double latency_ns = 200.0;
 };
 
+// How much matrix math a GEMM tile that overhangs the matrix edge (the last tile row or column, or
+// the last K-step when K is not a multiple of tile_k) costs: extent, only its elements inside the
+// matrix; full-tile, the whole tile_m x tile_n x tile_k of every step, as tensor cores execute
+// fixed-shape MMA instructions on the zero-filled overhang (NVIDIA's "tile quantization").
+enum class GemmEdgeMath { Extent, FullTile };
+
 struct SmConfig {
   std::int64_t count = 80;
   double clock_GHz = 1.4;
@@ -201,6 +207,7 @@ struct SmConfig {
   // each keeping gemm_stages stages of A and B sub-tiles in it (gemm_residency); false: only
   // occupancy bounds them.
   bool gemm_smem_residency = false;
+  GemmEdgeMath gemm_edge_math = GemmEdgeMath::Extent;
 };
 
 // How the L2 performs an access's memory accesses (docs/architecture.md, models/l2/l2_cache.cpp):

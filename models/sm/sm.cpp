@@ -61,6 +61,16 @@ double Sm::step_seconds(std::int64_t h, std::int64_t w, std::int64_t k_step) con
          flops_per_second_;
 }
 
+double Sm::gemm_step_seconds(const GemmKernel& gemm, std::int64_t h, std::int64_t w,
+                             std::int64_t k_step) const {
+  // Tensor cores run fixed-shape MMA instructions over the whole tile the kernel was built for;
+  // the overhang's operands are zero-filled (TMA, predicated loads), not skipped.
+  if (config_.gemm_edge_math == GemmEdgeMath::FullTile) {
+    return step_seconds(gemm.tile_m, gemm.tile_n, gemm.tile_k);
+  }
+  return step_seconds(h, w, k_step);
+}
+
 double Sm::reduce_seconds(std::int64_t elements) const {
   return static_cast<double>(elements) / (flops_per_second_ * kReduceRate);
 }
@@ -195,7 +205,7 @@ bool Sm::run_gemm(Slot& slot, const GemmKernel& gemm, std::int64_t tile, WgDone&
     const std::int64_t kw = k_width(step);
     if (functional) accumulate(kw, stage_of(step));
     const sc_core::sc_time end =
-        reserve_pipe(sc_core::sc_time(step_seconds(h, w, kw), sc_core::SC_SEC));
+        reserve_pipe(sc_core::sc_time(gemm_step_seconds(gemm, h, w, kw), sc_core::SC_SEC));
     if (step + ahead < steps) load(step + ahead);
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     if (end > now) wait(end - now);

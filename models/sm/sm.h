@@ -75,6 +75,11 @@ class Sm : public sc_core::sc_module {
   // Seconds of math-pipe time of one GEMM step of h x w outputs over k_step (first principles:
   // 2 h w k FLOPs at flops_per_clock x clock x efficiency).
   double step_seconds(std::int64_t h, std::int64_t w, std::int64_t k_step) const;
+  // Seconds of math-pipe time of a GEMM step of h x w outputs over k_step, a step of a tile of
+  // `gemm`: with sm.gemm_edge_math = full-tile a tile overhanging the matrix edge (h < tile_m,
+  // w < tile_n or k_step < tile_k) still costs the whole tile's step.
+  double gemm_step_seconds(const GemmKernel& gemm, std::int64_t h, std::int64_t w,
+                           std::int64_t k_step) const;
   // Seconds of math-pipe time a collective spends adding `elements` element pairs:
   // elements / (flops_per_clock x clock x efficiency x kReduceRate).
   double reduce_seconds(std::int64_t elements) const;

@@ -629,6 +629,59 @@ TEST_CASE("SM GEMM compute-bound run takes the first-principles time, the same i
   }
 }
 
+TEST_CASE("SM GEMM edge tiles: full-tile math costs whole tiles, extent only the inside",
+          "[sm][gemm][timing]") {
+  // Compute-bound, one workgroup per SM: 4 x 5 tiles of 64 x 64 on 4 SMs, the last tile column
+  // 16 wide and the last of each tile's 32 K-steps 8 deep. With full-tile math (tensor cores'
+  // fixed-shape MMAs on the zero-filled overhang) every tile costs a whole tile's 32 steps, so
+  // the run is 5 whole tiles per SM; with extent the edge tiles cost their inside only.
+  Setup setup = small_setup(SimMode::Timing);
+  setup.sm.occupancy = 1;
+  setup.sm.request_bytes = 16384;
+  setup.sm.launch_latency_ns = 2000;
+  setup.hbm.channels = 32;
+  setup.hbm.bandwidth_GBps = 100000;
+  setup.hbm.latency_ns = 20;
+  Setup full_setup = setup;
+  full_setup.sm.gemm_edge_math = GemmEdgeMath::FullTile;
+  Bench extent("extent", setup);
+  Bench full("full", full_setup);
+
+  const std::int64_t m = 256, n = 4 * 64 + 16, k = 1000, tm = 64, tn = 64, tk = 32;
+  const std::int64_t tiles = 4 * 5, steps = 32;
+  for (Bench* bench : {&extent, &full}) load_gemm(*bench, m, n, k, tm, tn, tk);
+  sc_core::sc_start();
+  REQUIRE(extent.host.error() == "");
+  REQUIRE(full.host.error() == "");
+
+  const double rate = setup.sm.flops_per_clock * setup.sm.clock_GHz * 1e9 * setup.sm.efficiency;
+  const double step_s = 2.0 * tm * tn * tk / rate;
+  const auto pipe_busy_s = [](const Bench& bench) {
+    double busy = 0;
+    for (const auto& sm : bench.sms) busy += sm->stats().pipe_busy.to_seconds();
+    return busy;
+  };
+  const double rounding = tiles * steps * 1e-12;  // ps per step
+  CHECK(pipe_busy_s(full) == Approx(tiles * steps * step_s).margin(rounding));
+  CHECK(pipe_busy_s(extent) == Approx(2.0 * m * n * k / rate).margin(rounding));
+  // The unit the SM charges: a whole step for any overhang under full-tile math.
+  GemmKernel gemm;
+  gemm.tile_m = tm, gemm.tile_n = tn, gemm.tile_k = tk;
+  CHECK(full.sms[0]->gemm_step_seconds(gemm, tm, 16, 8) == Approx(step_s));
+  CHECK(extent.sms[0]->gemm_step_seconds(gemm, tm, 16, 8) == Approx(step_s * 16 / tn * 8 / tk));
+
+  const auto run_ns = [](const Bench& bench) {
+    const LaunchRecord& run = bench.dispatcher.launches().at(0);
+    return (run.end - run.doorbell).to_seconds() * 1e9;
+  };
+  const double whole_tiles_ns = setup.sm.launch_latency_ns + 5 * steps * step_s * 1e9;
+  INFO("full-tile " << run_ns(full) << " ns, extent " << run_ns(extent) << " ns, 5 whole tiles "
+                    << whole_tiles_ns << " ns");
+  CHECK(run_ns(full) >= whole_tiles_ns);
+  CHECK(run_ns(full) == Approx(whole_tiles_ns).epsilon(0.05));
+  CHECK(run_ns(extent) < 0.95 * run_ns(full));
+}
+
 TEST_CASE("GEMM residency: shared memory over the stages' A and B sub-tiles, within occupancy",
           "[sm][dispatch]") {
   // h100-8's figures: 228 KiB of shared memory, 256 x 128 tiles, K-steps of 64, fp16. A stage
