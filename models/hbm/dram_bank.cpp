@@ -319,6 +319,12 @@ void RowCommandBus::unbook(std::uint64_t start) {
   --size_;
 }
 
+void RowCommandBus::forget_held(std::uint64_t start) {
+  held_.erase(
+      std::remove_if(held_.begin(), held_.end(), [&](const Held& h) { return h.start == start; }),
+      held_.end());
+}
+
 PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,
                                        std::uint64_t refresh_phase, RowCommandBus* row_bus)
     : t_(timing),

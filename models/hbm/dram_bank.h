@@ -236,6 +236,9 @@ class RowCommandBus {
   void grant_at(std::vector<Proposal>::iterator proposal);
   // Frees the booking that starts at `start`, if the bus still keeps it.
   void unbook(std::uint64_t start);
+  // The booking at `start` is forgotten: an expectation held there has nothing left to free (a
+  // later booking may start there).
+  void forget_held(std::uint64_t start);
   std::uint64_t take(std::uint64_t at, std::uint64_t length) {
     // The first booking starting after `at`, searched from the latest: bookings come in nearly
     // rising time, so the search ends within a step or two.
@@ -247,6 +250,7 @@ class RowCommandBus {
     for (std::size_t i = size_; i > next; --i) slot(i) = slot(i - 1);  // the later ones move up
     slot(next) = {at, at + length};
     if (++size_ > kKept) {  // forget the earliest
+      if (!held_.empty()) forget_held(slot(0).start);
       head_ = (head_ + 1) & (kSlots - 1);
       --size_;
     }
