@@ -258,6 +258,10 @@ void RowCommandBus::propose(std::uint64_t ready, PseudoChannelTimer* timer, int 
 void RowCommandBus::grant_at(std::vector<Proposal>::iterator proposal) {
   const Proposal p = *proposal;
   proposed_.erase(proposal);
+  if (p.bank == kExpectedActivation) {
+    held_.push_back({p.timer, take(p.ready, p.timer->activate_length())});
+    return;
+  }
   p.timer->precharged(p.bank, take(p.ready, p.timer->precharge_length()));
 }
 
@@ -277,8 +281,48 @@ void RowCommandBus::grant(const PseudoChannelTimer* timer, int bank) {
 
 void RowCommandBus::withdraw(const PseudoChannelTimer* timer) {
   proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(),
-                                 [&](const Proposal& p) { return p.timer == timer; }),
+                                 [&](const Proposal& p) {
+                                   return p.timer == timer && p.bank != kExpectedActivation;
+                                 }),
                   proposed_.end());
+}
+
+void RowCommandBus::expect(std::uint64_t ready, PseudoChannelTimer* timer) {
+  const auto held = [&](const Held& h) { return h.timer == timer; };
+  if (std::any_of(held_.begin(), held_.end(), held)) return;
+  const auto mine = [&](const Proposal& p) {
+    return p.timer == timer && p.bank == kExpectedActivation;
+  };
+  proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(), mine), proposed_.end());
+  if (ready != kNoActivation) propose(ready, timer, kExpectedActivation);
+}
+
+void RowCommandBus::release(const PseudoChannelTimer* timer) {
+  const auto mine = [&](const Proposal& p) {
+    return p.timer == timer && p.bank == kExpectedActivation;
+  };
+  proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(), mine), proposed_.end());
+  for (auto h = held_.begin(); h != held_.end(); ++h) {
+    if (h->timer == timer) {
+      unbook(h->start);
+      held_.erase(h);
+      return;
+    }
+  }
+}
+
+void RowCommandBus::unbook(std::uint64_t start) {
+  std::size_t i = size_;
+  while (i > 0 && slot(i - 1).start > start) --i;
+  if (i == 0 || slot(i - 1).start != start) return;  // forgotten
+  for (--i; i + 1 < size_; ++i) slot(i) = slot(i + 1);
+  --size_;
+}
+
+void RowCommandBus::forget_held(std::uint64_t start) {
+  held_.erase(
+      std::remove_if(held_.begin(), held_.end(), [&](const Held& h) { return h.start == start; }),
+      held_.end());
 }
 
 PseudoChannelTimer::PseudoChannelTimer(const HbmConfig& config, const DramTiming& timing,

@@ -191,8 +191,8 @@ class PseudoChannelTimer;
 class RowCommandBus {
  public:
   // The earliest start at or after `at` of a free stretch of `length`, which it books for a
-  // command ready at `at`. The bus grants in the order commands are ready: every proposed
-  // precharge ready by `at` takes its stretch first.
+  // command ready at `at`. The bus grants in the order commands are ready: every proposal (a
+  // precharge, an expected activation) ready by `at` takes its stretch first.
   std::uint64_t book(std::uint64_t at, std::uint64_t length) {
     if (!proposed_.empty() && proposed_.front().ready <= at) grant_proposals(at);
     return take(at, length);
@@ -204,19 +204,41 @@ class RowCommandBus {
   void propose(std::uint64_t ready, PseudoChannelTimer* timer, int bank);
   // Grants the proposal of `timer`'s bank `bank` now (and the earlier-ready ones first).
   void grant(const PseudoChannelTimer* timer, int bank);
-  // Drops `timer`'s proposals (an all-bank precharge closes those banks).
+  // Drops `timer`'s precharge proposals (an all-bank precharge closes those banks).
   void withdraw(const PseudoChannelTimer* timer);
+  // The activation `timer` expects to issue next, ready at `ready`, for an entry its queue has not
+  // decided yet (its data bus is still busy): proposed like a precharge, so a command of another
+  // pseudo-channel that is decided first but ready later does not take its stretch. Granted, it
+  // holds the stretch tentatively until the timer serves its next entry (release()). Replaces an
+  // expectation of `timer` not granted yet (kNoActivation: drops it); one granted stays until
+  // released.
+  static constexpr std::uint64_t kNoActivation = ~std::uint64_t{0};
+  void expect(std::uint64_t ready, PseudoChannelTimer* timer);
+  // `timer` now serves an entry: its expectation, granted or not, frees its stretch, and the
+  // entry's activations book the bus as any command does.
+  void release(const PseudoChannelTimer* timer);
 
  private:
   struct Proposal {
     std::uint64_t ready;
     PseudoChannelTimer* timer;
-    int bank;
+    int bank;  // kExpectedActivation: an expected activation, not a precharge
+  };
+  static constexpr int kExpectedActivation = -1;
+  // A granted expectation: its timer's tentative stretch.
+  struct Held {
+    const PseudoChannelTimer* timer;
+    std::uint64_t start;
   };
   // Grants the proposals ready by `at`, earliest first (ties in the order proposed).
   void grant_proposals(std::uint64_t at);
-  // Grants `proposal` (removing it): its PRE takes the first free stretch from its ready time.
+  // Grants `proposal` (removing it): its command takes the first free stretch from its ready time.
   void grant_at(std::vector<Proposal>::iterator proposal);
+  // Frees the booking that starts at `start`, if the bus still keeps it.
+  void unbook(std::uint64_t start);
+  // The booking at `start` is forgotten: an expectation held there has nothing left to free (a
+  // later booking may start there).
+  void forget_held(std::uint64_t start);
   std::uint64_t take(std::uint64_t at, std::uint64_t length) {
     // The first booking starting after `at`, searched from the latest: bookings come in nearly
     // rising time, so the search ends within a step or two.
@@ -228,6 +250,7 @@ class RowCommandBus {
     for (std::size_t i = size_; i > next; --i) slot(i) = slot(i - 1);  // the later ones move up
     slot(next) = {at, at + length};
     if (++size_ > kKept) {  // forget the earliest
+      if (!held_.empty()) forget_held(slot(0).start);
       head_ = (head_ + 1) & (kSlots - 1);
       --size_;
     }
@@ -247,6 +270,7 @@ class RowCommandBus {
   std::size_t head_ = 0;
   std::size_t size_ = 0;
   std::vector<Proposal> proposed_;  // by ready time, then order proposed (at most one per bank)
+  std::vector<Held> held_;          // granted expectations (at most one per timer)
 };
 
 // One pseudo-channel's banks and buses. Times are absolute, in time-resolution units; an entry is
@@ -316,9 +340,20 @@ class PseudoChannelTimer {
   // request): the PRE is proposed on the row-command bus, not booked, so it takes the bus in the
   // order it is ready. Without a shared bus, nothing (the PRE stays with the next ACT).
   void precharge_early(const DramLocation& where);
+  // The activation this pseudo-channel expects to issue next, ready at `ready`, proposed on the
+  // shared row-command bus for an entry not decided yet (RowCommandBus::expect); without a
+  // shared bus, nothing.
+  void expect_activation(std::uint64_t ready) {
+    if (row_bus_ != nullptr) row_bus_->expect(ready, this);
+  }
+  // Frees the expected activation's stretch: the entry served now books its own.
+  void release_expectation() {
+    if (row_bus_ != nullptr) row_bus_->release(this);
+  }
   // The bus granted bank `bank`'s proposed PRE at `at`.
   void precharged(int bank, std::uint64_t at);
   std::uint64_t precharge_length() const { return t_.pre_command; }
+  std::uint64_t activate_length() const { return t_.act_command; }
   std::uint64_t refreshes() const { return refresh_.count(); }
   // Time up to `now` that at least one bank held a row open (DRAM active standby, for the energy
   // estimate): from an activation that found every bank closed to the next refresh.

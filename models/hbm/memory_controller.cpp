@@ -189,6 +189,7 @@ struct MemoryController::Impl {
     const SubRequest& s = transaction.subs[entry.sub];
     const Ticks at = now.value();
     const Ticks arrival = transaction.arrival.value();
+    if (banked && per_channel > 1 && config.bank.early_precharge) expect_activations(q);
     const EntryService service =
         banked ? q.bank->serve(s.where, transaction.op, arrival, at, q.requests)
                : pipe.serve(transaction.op, s.bytes, at);
@@ -208,6 +209,18 @@ struct MemoryController::Impl {
     }
     // The freed entry goes to the oldest back-pressured request.
     if (q.requests.has_waiting()) enqueue(q, q.requests.next_waiting(), now);
+  }
+
+  // Before queue q serves: the channel's other pseudo-channels propose the activation each
+  // expects next on the shared row-command bus (only with hbm.bank.early_precharge: BankTiming).
+  void expect_activations(const Queue& q) {
+    const auto index = static_cast<std::size_t>(&q - queues.data());
+    const std::size_t first = index - index % to_size(per_channel);
+    for (std::size_t k = first; k < first + to_size(per_channel); ++k) {
+      if (k != index && !queues[k].requests.empty()) {
+        queues[k].bank->expect_activation(queues[k].requests);
+      }
+    }
   }
 
   // Asks the watchers whether entry `pick` of queue q may be served now.

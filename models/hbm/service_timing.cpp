@@ -43,6 +43,7 @@ BankTiming::BankTiming(const HbmConfig& config, const DramTiming& timing, RowCom
 
 EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t arrival,
                                std::uint64_t at, RequestQueue& queue) {
+  if (early_precharge_) timer_.release_expectation();
   const std::uint64_t refreshes = timer_.refreshes();
   const DramService dram = timer_.serve(where, kind_of(op), arrival, at, alu_latency_);
   // Rows opened (in this entry's banks) or closed (refresh): those entries' hits may change.
@@ -73,6 +74,30 @@ EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t a
   service.row_misses = dram.row_misses;
   service.bursts = where.bursts;
   return service;
+}
+
+void BankTiming::expect_activation(const RequestQueue& queue) {
+  if (!early_precharge_) return;
+  // FR-FCFS's miss (scheduler/frfcfs.cpp): the oldest, unless a younger one could activate at
+  // least tRRD_L before every older one could. Directions, the policy's admission and other
+  // schedulers are not told apart: an estimate, held only until this queue decides.
+  constexpr std::uint64_t kNever = RowCommandBus::kNoActivation;
+  std::uint64_t earliest = kNever;
+  std::uint64_t chosen = kNever;
+  const std::uint64_t spacing = timer_.activate_spacing();
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const QueueEntry& entry = queue[i];
+    if (entry.row_hit) {  // a row hit goes first: no activation next
+      chosen = kNever;
+      break;
+    }
+    if (entry.watched) continue;
+    const std::uint64_t at = timer_.activate_ready(
+        entry.span, static_cast<std::uint64_t>(entry.request.arrival.value()));
+    if (earliest == kNever || at + spacing <= earliest) chosen = at;
+    earliest = std::min(earliest, at);
+  }
+  timer_.expect_activation(chosen);  // kNoActivation drops an earlier expectation
 }
 
 }  // namespace t3

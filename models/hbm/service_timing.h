@@ -50,6 +50,11 @@ class BankTiming {
   // opened rows in (all of them after a refresh) learn whether they hit now.
   EntryService serve(const DramLocation& where, Op op, std::uint64_t arrival, std::uint64_t at,
                      RequestQueue& queue);
+  // With the early precharge, before another pseudo-channel of the channel serves: proposes on
+  // the shared row-command bus the first activation this one would issue for the entry FR-FCFS
+  // would take from `queue` next (none if a row hit is queued), so the row commands of both take
+  // the bus in the order they are ready, not in the order their queues decide.
+  void expect_activation(const RequestQueue& queue);
   std::uint64_t refreshes() const { return timer_.refreshes(); }
   // The banks' state, for a scheduler that looks at their readiness.
   const PseudoChannelTimer& banks() const { return timer_; }

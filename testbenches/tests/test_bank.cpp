@@ -359,6 +359,83 @@ TEST_CASE("Bank row-command bus: an early precharge takes the bus when it is rea
   CHECK(commands == expected);
 }
 
+TEST_CASE("Bank row-command bus: an expected activation holds its stretch until its timer serves",
+          "[bank][timing]") {
+  const HbmConfig config = one_pseudo_channel();
+  const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
+  const DramTiming timing(config, units_per_ns);
+  RowCommandBus bus;
+  PseudoChannelTimer other(config, timing, 0, &bus);
+  const std::uint64_t act = timing.act_command;
+  const std::uint64_t at = 10 * act;
+  bus.expect(at, &other);
+  // A command ready one unit later goes after the expected activation's stretch ...
+  CHECK(bus.book(at + 1, act) == at + act);
+  // ... which the timer frees when it serves: its own activation, or any command, may take it.
+  bus.release(&other);
+  CHECK(bus.book(at, act) == at);
+  // An expectation dropped (none next: a row hit is queued) holds nothing.
+  bus.expect(20 * act, &other);
+  bus.expect(RowCommandBus::kNoActivation, &other);
+  CHECK(bus.book(20 * act + 1, act) == 20 * act + 1);
+}
+
+TEST_CASE(
+    "Bank row-command bus: an activation decided first but ready later goes after the other "
+    "pseudo-channel's earlier-ready one",
+    "[bank][timing]") {
+  // One channel of two pseudo-channels on one row-command bus, one bank group (a granule's eight
+  // bursts in one bank: one ACT and 16 ns on the data bus). Pseudo-channel 1 serves a granule from
+  // 0 and decides its next entry, D, after the granule's last column; pseudo-channel 0 serves a
+  // burst and decides its next, C, at that burst's column (tRCD), well before. D arrives at 10 ns
+  // and C one clock later, to idle banks: D's ACT is ready first. Booked in decision order, C's ACT
+  // took [11, 13) ns and D's went after it; in ready order, D's ACT issues at 10 ns and C's after
+  // it.
+  HbmConfig config = one_pseudo_channel();
+  config.bank.pseudo_channels = 2;
+  config.bandwidth_GBps = 32;  // 16 GB/s per pseudo-channel: tCK 1 ns, as one_pseudo_channel()
+  config.bank.bank_groups = 1;
+  config.bank.early_precharge = true;
+  const DramTimingNs t = dram_timing_ns(config);
+  const DramAddressMap map(config);
+  // Granules: channel, pseudo-channel, column (4 per 1 KiB row), bank, row, least significant
+  // first.
+  const auto offset = [](int pseudo_channel, int bank) {
+    return static_cast<std::uint64_t>((bank * 4 * 2 + pseudo_channel) * 256);
+  };
+  for (int pc : {0, 1}) {
+    for (int bank : {0, 1}) {
+      const DramLocation where = map.locate(offset(pc, bank), 32);
+      REQUIRE(where.pseudo_channel == pc);
+      REQUIRE(where.bank == bank);
+      REQUIRE(where.row == 0);
+    }
+  }
+  REQUIRE(t.tck == Approx(1.0));
+  REQUIRE(t.rrd_l <= 10 - 2 * t.tck);  // D's bank is ready by its arrival (after the granule's ACT)
+  REQUIRE(t.rcd_rd > 11);              // C is queued when pseudo-channel 0 decides again
+  Bench bench("bench", config);
+  std::vector<DramCommand> log;
+  bench.mc.log_commands(&log);
+  const double d_arrival = 10;
+  const double c_arrival = d_arrival + t.tck;
+  Bench::thread([&] { bench.access(Op::Read, offset(0, 0), 32); });
+  Bench::thread([&] { bench.access(Op::Read, offset(1, 0), 256); });
+  Bench::thread([&] { bench.access(Op::Read, offset(1, 1), 32, ns(d_arrival)); });
+  Bench::thread([&] { bench.access(Op::Read, offset(0, 1), 32, ns(c_arrival)); });
+  sc_core::sc_start();
+  std::vector<const DramCommand*> c_act, d_act;  // in the order the entries were decided
+  for (const DramCommand& c : log) {
+    if (c.kind != DramCommand::Kind::Activate || c.bank != 1) continue;
+    (c.pseudo_channel == 0 ? c_act : d_act).push_back(&c);
+  }
+  REQUIRE(c_act.size() == 1);
+  REQUIRE(d_act.size() == 1);
+  REQUIRE(c_act[0] < d_act[0]);  // C was decided (and logged) first
+  CHECK(sc_time::from_value(d_act[0]->time) == ns(d_arrival));
+  CHECK(sc_time::from_value(c_act[0]->time) == ns(d_arrival + 2 * t.tck));
+}
+
 TEST_CASE("Bank conflict right after an activate waits for tRAS", "[bank][latency]") {
   const HbmConfig config = one_pseudo_channel();
   const DramTimingNs t = dram_timing_ns(config);
