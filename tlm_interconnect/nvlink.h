@@ -16,7 +16,7 @@
 #include <tlm>
 
 #include "config/system_config.h"
-#include "models/common/key_turns.h"
+#include "tlm_interconnect/key_turns.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {

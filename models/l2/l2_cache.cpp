@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "models/common/key_turns.h"
+#include "tlm_interconnect/key_turns.h"
 #include <cstdio>
 #include <cstdlib>
 #include "models/common/lane_pool.h"
-#include "models/common/object_pool.h"
+#include "tlm_interconnect/object_pool.h"
 #include "models/l2/bank_calendar.h"
 #include "models/l2/data_store.h"
 #include "models/l2/geometry.h"
