@@ -7,11 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tlm_interconnect/key_turns.h"
-#include <cstdio>
-#include <cstdlib>
 #include "models/common/lane_pool.h"
-#include "tlm_interconnect/object_pool.h"
 #include "models/l2/bank_calendar.h"
 #include "models/l2/data_store.h"
 #include "models/l2/geometry.h"
@@ -21,6 +17,8 @@
 #include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
+#include "tlm_interconnect/key_turns.h"
+#include "tlm_interconnect/object_pool.h"
 
 namespace t3 {
 
@@ -832,17 +830,7 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode m
 L2Cache::~L2Cache() = default;
 
 void L2Cache::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
-  static const bool dbg_log = std::getenv("T3_LINKLOG") != nullptr;
-  const double t0 = sc_core::sc_time_stamp().to_seconds() * 1e9;
-  const double d0 = delay.to_seconds() * 1e9;
-  const T3Extension e = T3Extension::get(payload);
-  const unsigned long long off = payload.get_address() - impl_->base;
   impl_->transport(payload, delay);
-  if (dbg_log) {
-    std::fprintf(stderr, "L2 %s t %.3f d %.3f off %llx len %u op %d gpu%d k%d u%d done %.3f\n", name(), t0, d0, off,
-                 payload.get_data_length(), (int)e.op, e.origin.gpu, (int)e.unit_kind, e.origin.unit,
-                 (sc_core::sc_time_stamp() + delay).to_seconds() * 1e9);
-  }
 }
 
 unsigned L2Cache::transport_dbg(tlm::tlm_generic_payload& payload) {

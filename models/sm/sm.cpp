@@ -1,5 +1,3 @@
-#include <cstdio>
-#include <cstdlib>
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "models/sm/sm.h"
 
@@ -479,7 +477,6 @@ bool Sm::wait_flag(Slot& slot, std::uint64_t address, std::uint64_t expected, st
     stats_.bytes_read += sizeof seen;
     ++stats_.reads;
     ++stats_.flag_polls;
-    if (std::getenv("T3_LINKLOG")) std::fprintf(stderr, "POLL %s t %.3f seen %llu exp %llu\n", name(), sc_core::sc_time_stamp().to_seconds()*1e9, (unsigned long long)seen, (unsigned long long)expected);
     if (seen >= expected) break;
     wait(interval);
   }
