@@ -445,13 +445,14 @@ std::string rotational_symmetry_refusal(const SystemConfig& config) {
   // Each refusal below was measured against every-GPU runs at TP 4 and 8 with the hashed DRAM map
   // and the links' two virtual channels (docs/studies/symmetry, Where it is refused).
   // Behind a switch the group's GPUs are not rotations of one another. On h100-8 at TP 8 their
-  // GEMMs now end together (Mega-GPT-2 OP) or within 0.21% (T-NLG FC-2), but their ring
-  // reduce-scatters end 1.46% (Mega-GPT-2 OP) and 1.30% (T-NLG FC-2) apart, and T3's fused
-  // phase 2.24% (docs/studies/symmetry, Behind a switch).
+  // GEMMs now end together (Mega-GPT-2 OP) or within 0.21% (T-NLG FC-2), and with flags and link
+  // bookings free of tie order a small ring reduce-scatter ends together too, but where each
+  // GPU's chunks meet other addresses the phases part: Mega-GPT-2 OP's ring reduce-scatter 1.33%,
+  // its NVLS one 1.56%, T3's fused phase 2.24% (docs/studies/symmetry, Behind a switch).
   if (config.topology.kind == TopologyKind::Switch) {
     return "is not supported behind a switch (topology.kind = switch): there the group's GPUs do "
            "not run as rotations of one another (h100-8 at TP 8, Mega-GPT-2 OP: their ring "
-           "reduce-scatters end up to 1.5% apart, T3's fused phases 2.2%, so no one GPU stands "
+           "reduce-scatters end up to 1.3% apart, T3's fused phases 2.2%, so no one GPU stands "
            "for all of them); set sim.symmetry=none";
   }
   if (config.gpus < 3) {

@@ -28,6 +28,14 @@
 // what is booked). Over any stretch longer than what is booked ahead, the wire carries no more
 // than its line rate; inside it, a response's few bytes overlap request packets already booked.
 //
+// Bookings made at one simulated time go in a fixed key order (KeyTurns), not in the order the
+// threads call: a link's calendar gives the first booking the earlier wire time, and threads woken
+// at one time run in the order of the simulation kernel's queue of timed events, which holds
+// every GPU's events and leaves equal times in no fixed order. Two SMs' acknowledgements ready at
+// one instant on one link would otherwise leave in an order of the kernel's choosing, different
+// from GPU to GPU, and GPUs running the same program rotated would part there. The key counts the
+// requester's GPU from the link's owner (set_turn_owner), so a rotated group keys alike.
+//
 // Within a channel, serialised packets never overlap, so in time order both their starts and their
 // credit returns rise: the packets in flight at any instant are a contiguous run of the timeline,
 // and the credit a packet needs is the one freed by the packet `credits` places before it in time
@@ -382,6 +390,27 @@ sc_time NvLink::send(int direction, LinkChannel channel, const sc_time& ready,
   return arrival;
 }
 
+void NvLink::set_turn_owner(int owner, int gpus) {
+  if (gpus < 1 || owner < 0 || owner >= gpus) {
+    throw std::out_of_range(std::string(name()) + ": turn owner " + std::to_string(owner) +
+                            " outside a group of " + std::to_string(gpus) + " GPUs");
+  }
+  turn_owner_ = owner;
+  turn_gpus_ = gpus;
+}
+
+TurnKey NvLink::turn_key(int direction, LinkChannel channel, bool answer,
+                         const T3Extension& extension) const {
+  const auto gpu = static_cast<std::uint64_t>(
+      ((static_cast<int>(extension.origin.gpu) - turn_owner_) % turn_gpus_ + turn_gpus_) %
+      turn_gpus_);
+  const std::uint64_t requester = (static_cast<std::uint64_t>(extension.unit_kind) << 48) |
+                                  (static_cast<std::uint64_t>(extension.origin.unit) << 16) | gpu;
+  const std::uint64_t booking =
+      static_cast<std::uint64_t>(direction) * 4 + static_cast<std::uint64_t>(channel) * 2 + answer;
+  return TurnKey{requester, booking};
+}
+
 void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time& delay) {
   // What crosses each way: writes and updates carry their data forward and an ack back; a read
   // sends a header-only request and its data comes back. The request travels in the channel its
@@ -397,12 +426,14 @@ void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time
   // a read's data comes back in packets of the size its requester asks for.
   const std::uint64_t max_payload = max_payload_for(config_, extension.unit_kind);
 
+  turns_.take_turn(turn_key(direction, request_channel, false, extension));
   const sc_time entry = sc_core::sc_time_stamp();
   advance_all(entry);
   ++lane(direction).channel(request_channel).stats.transactions;
   const sc_time request_arrival =
       send(direction, request_channel, entry + delay, read ? 0 : length, max_payload);
   delay = request_arrival - entry;
+  turns_.end_turn();
 
   // Until the receiver answers, the request is in its hands: what describe_pending reports.
   Channel& pending = directions_[direction].channel(request_channel);
@@ -415,12 +446,14 @@ void NvLink::transport(int direction, tlm::tlm_generic_payload& payload, sc_time
   pending.undrained_packets -= sent;
 
   // The target may have waited; its response is ready at the (new) local time plus its delay.
+  turns_.take_turn(turn_key(1 - direction, LinkChannel::Response, true, extension));
   const sc_time now = sc_core::sc_time_stamp();
   advance_all(now);
   const bool data_back = read && payload.is_response_ok();
   const sc_time response_arrival =
       send(1 - direction, LinkChannel::Response, now + delay, data_back ? length : 0, max_payload);
   delay = response_arrival - now;
+  turns_.end_turn();
 }
 
 void NvLink::b_transport_from_a(tlm::tlm_generic_payload& payload, sc_time& delay) {

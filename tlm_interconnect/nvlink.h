@@ -16,6 +16,7 @@
 #include <tlm>
 
 #include "config/system_config.h"
+#include "tlm_interconnect/key_turns.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {
@@ -85,6 +86,11 @@ class NvLink : public sc_core::sc_module {
   // their credits.
   std::string describe_pending() const;
 
+  // Bookings made at one instant take turns by requester (unit kind, unit, then its GPU counted
+  // from `owner`, the GPU at side A, modulo `gpus`), not in the order the threads call; see
+  // nvlink.cpp. Without a call every GPU counts from 0.
+  void set_turn_owner(int owner, int gpus);
+
   // Called for every packet when it is placed on the wire, with the span it holds the serialiser
   // (end = start + serialisation). Packets are reserved ahead of the current time, and one may
   // fill an idle stretch before packets already reserved, so calls are not in time order; a
@@ -133,6 +139,9 @@ class NvLink : public sc_core::sc_module {
   };
 
   void transport(int direction, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  // The turn of a booking in `direction` on `channel` (`answer`: the response to a request).
+  TurnKey turn_key(int direction, LinkChannel channel, bool answer,
+                   const T3Extension& extension) const;
   // Serialises `data_bytes` (0: one header-only packet) in `direction` on `channel`, the first
   // packet ready at `ready`; returns when the last packet's last bit arrives at the far end.
   sc_core::sc_time send(int direction, LinkChannel channel, const sc_core::sc_time& ready,
@@ -178,6 +187,9 @@ class NvLink : public sc_core::sc_module {
   bool folded_ = false;
   bool record_ = false;
   std::vector<WireObserver> wire_observers_;
+  KeyTurns turns_;  // bookings at one instant, in key order
+  int turn_owner_ = 0;
+  int turn_gpus_ = 1;
 };
 
 }  // namespace t3

@@ -9,10 +9,10 @@
 #include <tlm>
 
 #include "config/system_config.h"
-#include "models/common/object_pool.h"
 #include "models/hbm/dram_bank.h"
 #include "models/hbm/request_queue.h"
 #include "tlm_interconnect/memory_events.h"
+#include "tlm_interconnect/object_pool.h"
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {

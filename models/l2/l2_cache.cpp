@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "models/common/key_turns.h"
 #include "models/common/lane_pool.h"
-#include "models/common/object_pool.h"
 #include "models/l2/bank_calendar.h"
 #include "models/l2/data_store.h"
 #include "models/l2/geometry.h"
@@ -19,6 +17,8 @@
 #include "protocol/hex.h"
 #include "tlm_interconnect/address_map.h"
 #include "tlm_interconnect/error_log.h"
+#include "tlm_interconnect/key_turns.h"
+#include "tlm_interconnect/object_pool.h"
 
 namespace t3 {
 

@@ -183,9 +183,12 @@ Dispatcher::Dispatcher(sc_core::sc_module_name name, const SmConfig& config, con
      "on an idle queue resets it to 0 once read)",
      d.stream_step_bytes);
   for (int w = 0; w < kMailboxWords; ++w) {
-    rw(kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
-       "mailbox word " + std::to_string(w) + " (collective flags; resets to 0)",
-       mailbox_[to_size(w)]);
+    MailboxWord& word = mailbox_[to_size(w)];
+    add_register(
+        kMailbox + 4 * static_cast<std::uint64_t>(w), "MAILBOX" + std::to_string(w),
+        "mailbox word " + std::to_string(w) +
+            " (collective flags; resets to 0; a store is seen from the next instant on)",
+        [&word] { return word.read(); }, [&word](std::uint32_t v) { word.write(v); });
   }
 
   SC_HAS_PROCESS(Dispatcher);

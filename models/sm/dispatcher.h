@@ -180,7 +180,27 @@ class Dispatcher : public RegisterBlock {
   AddressMap map_;
   int gpu_;
   Descriptor descriptor_;
-  std::vector<std::uint32_t> mailbox_ = std::vector<std::uint32_t>(dispatcher::kMailboxWords, 0);
+  // A mailbox word: a flag stored at one instant is seen from the next instant on. The store
+  // crosses a link and cannot have arrived at the instant it leaves; a reader polling at that
+  // instant would otherwise see it or not by the order the simulation kernel runs the two threads
+  // (the writer is another GPU's), so GPUs running the same program would part at such ties.
+  struct MailboxWord {
+    std::uint32_t value = 0;
+    std::uint32_t before = 0;  // the value readers see at the instant of the last store
+    sc_core::sc_time stored_at;
+    bool stored = false;
+    std::uint32_t read() const {
+      return stored && stored_at == sc_core::sc_time_stamp() ? before : value;
+    }
+    void write(std::uint32_t v) {
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      if (!stored || stored_at != now) before = value;
+      stored = true;
+      stored_at = now;
+      value = v;
+    }
+  };
+  std::vector<MailboxWord> mailbox_ = std::vector<MailboxWord>(dispatcher::kMailboxWords);
 
   std::array<Queue, dispatcher::kQueues> queues_;
   std::uint32_t launches_completed_ = 0;

@@ -119,6 +119,7 @@ void TpGroup::wire_links() {
   for (std::size_t l = 0; l < ends.size(); ++l) {
     const std::string name = "link" + std::to_string(ends[l].a) + "_" + std::to_string(ends[l].b);
     links_.push_back(std::make_unique<NvLink>(name.c_str(), config_.link));
+    links_.back()->set_turn_owner(ends[l].a, gpus());
     link_ends_.push_back(ends[l]);
   }
   // Each node binds its router's out ports in links_of() order, so port numbers follow it.

@@ -8,7 +8,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <systemc>
 
-#include "models/common/key_turns.h"
+#include "tlm_interconnect/key_turns.h"
 
 using namespace t3;
 

@@ -16,7 +16,7 @@
 
 #include <systemc>
 
-#include "models/common/object_pool.h"
+#include "tlm_interconnect/object_pool.h"
 
 namespace t3 {
 

@@ -1,6 +1,6 @@
 // Objects handed out last-in first-out and never freed before the pool: a run allocates as many
 // as were ever in use at once, and a released object keeps its buffers' capacity for the next
-// user. The L2's transits and accesses and the memory controller's transactions use it.
+// user. The L2's transits and accesses, the memory controller's transactions and KeyTurns use it.
 #pragma once
 
 #include <memory>
