@@ -1,6 +1,7 @@
 #include "models/hbm/transaction.h"
 
 #include <algorithm>
+#include <new>
 
 namespace t3 {
 
@@ -34,9 +35,16 @@ void RequestSplitter::split(HbmTransaction& transaction, std::uint64_t offset,
     const auto chunk =
         static_cast<std::uint32_t>(std::min(length - done, granule_ - at % granule_));
     if (map_) {
-      const DramLocation where = map_->locate(at, chunk);
-      const int queue = where.channel * pseudo_channels_ + where.pseudo_channel;
-      subs.push_back({at, chunk, static_cast<std::uint32_t>(done), where.channel, queue, where});
+      // The location is decoded straight into the sub-request (placement new of the returned
+      // value: no copy): a copy read the fields locate() had just stored one by one with wider
+      // loads, which the CPU cannot forward from the stores and waits for.
+      SubRequest& sub = subs.emplace_back();
+      const DramLocation& where = *::new (&sub.where) DramLocation(map_->locate(at, chunk));
+      sub.offset = at;
+      sub.bytes = chunk;
+      sub.data_offset = static_cast<std::uint32_t>(done);
+      sub.channel = where.channel;
+      sub.queue = where.channel * pseudo_channels_ + where.pseudo_channel;
     } else if (const int channel = channel_of(at);
                !subs.empty() && subs.back().channel == channel) {
       subs.back().bytes += chunk;  // a run on one channel
