@@ -713,8 +713,12 @@ struct L2Cache::Impl {
     const sc_core::sc_time start = lane.start;
     Join* join = lane.join;
     const Request* request = lane.request;
-    lanes.release(lane);
+    // With one partition the lane may take the next request while this one is in memory (it
+    // takes it once this one is done). With two, a lane of each partition may wait in the other
+    // for a lane of that one, which must then not be a lane still carrying a request of its own.
+    if (!far) lanes.release(lane);
     carry(transit, requester, data, start, join, request);
+    if (far) lanes.release(lane);
   }
 
   // Sends `transit`'s memory access at `start` and waits for it in this thread; then installs a
