@@ -1299,6 +1299,16 @@ TEST_CASE("L2 with two partitions stays exact under a functional random mix from
   CHECK(total(s.bypass_bytes) > 0);
 }
 
+TEST_CASE("L2 with two partitions on the concurrent miss path stays exact and finishes", "[l2]") {
+  // Lanes of both partitions carry fills that wait in the other partition (this mix does not
+  // reach the lane cycle an early release deadlocked on in a full GEMM; it checks exactness).
+  L2Config config = partitioned_l2();
+  config.miss_path = L2MissPath::Concurrent;
+  config.writeback_buffer_entries = 8;
+  const L2Stats s = random_mix(config, 6, 1000, 4096, true);
+  CHECK(total(s.writeback_bytes) > 0);
+}
+
 TEST_CASE("L2 with one partition stays exact under the same mix from SMs", "[l2]") {
   random_mix(small_l2(), 4, 600, 4096, true);
 }
