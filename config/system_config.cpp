@@ -315,6 +315,26 @@ void describe(SystemConfig& c, ParamVisitor& v) {
              "serial: an access's write-backs, then its fills, one after another in the "
              "requester's thread; concurrent: its fills in flight together and its dirty victims "
              "posted through the write-back buffer (l2.writeback_buffer_entries)");
+  v.visit(
+      "l2.partitions", l2.partitions,
+      {"",
+       "1: one shared L2; 2: two partitions, each attached to half the SMs (l2.partition_sm_group) "
+       "and home of half the addresses (l2.partition_granule_bytes); an SM's read of an address "
+       "homed in the other partition is cached in its own partition too, filled over the "
+       "fabric (l2.fabric_latency_ns); stores go to the home partition and invalidate the "
+       "other's copy. Each partition has half of l2.size_bytes, l2.banks and "
+       "l2.writeback_buffer_entries",
+       1, 2});
+  v.visit("l2.fabric_latency_ns", l2.fabric_latency_ns,
+          {"ns", "added each way to a fill one partition takes from the other (assumed)", 0, 1e6});
+  v.visit("l2.partition_granule_bytes", l2.partition_granule_bytes,
+          {"byte",
+           "consecutive bytes homed in one partition (power of two, at least l2.line_bytes x "
+           "l2.block_lines); the home of a granule is the parity of its index's bits",
+           16, 1ll << 40});
+  v.visit(
+      "l2.partition_sm_group", l2.partition_sm_group,
+      {"SM", "consecutive SM indices attached to one partition; the groups alternate", 1, 65536});
 
   v.visit("gemm.tile_m", c.gemm.tile_m,
           {"element", "rows of the output tile a workgroup owns", 1, 65536});

@@ -231,6 +231,20 @@ struct L2Config {
   // serial by default: the concurrent path is opt-in until its correlation is understood
   // (docs/correlation.md, interference).
   L2MissPath miss_path = L2MissPath::Serial;
+  // Partitions of the L2 (docs/calibration.md, "L2 partitions"): 1, one shared pool; 2, as the
+  // A100 and H100 whitepapers describe, each serving half the SMs, an address homed in one of
+  // them (its point of coherence) and copied into the other when that side's SMs read it.
+  std::int64_t partitions = 1;
+  // Latency added each way when a partition fetches a line from the other over the L2 fabric.
+  // Assumed (no published figure): a fraction of a hit's latency.
+  double fabric_latency_ns = 20.0;
+  // Bytes of consecutive addresses homed in one partition (assumed; addresses hash onto channels,
+  // docs/calibration.md).
+  std::int64_t partition_granule_bytes = 4096;
+  // Consecutive SM indices attached to one partition before the next group goes to the other
+  // (assumed: SM numbering goes round robin over the GPCs, two SMs per TPC, and half the GPCs sit
+  // on each side: 2 SMs x 4 GPCs).
+  std::int64_t partition_sm_group = 8;
 };
 
 // The order a plain GEMM's workgroups are dispatched in: row-major over the tile grid, or as

@@ -11,7 +11,8 @@ sc_core::sc_time ns(double value) {
 Gpu::Gpu(sc_core::sc_module_name name, int index, const SystemConfig& config, const AddressMap& map)
     : sc_module(name),
       router("router", map, ns(config.router.latency_ns)),
-      l2("l2", config.l2, config.sim.mode, map.hbm_base(index), map.hbm_size()),
+      l2("l2", config.l2, config.sim.mode, map.hbm_base(index), map.hbm_size(),
+         static_cast<std::uint16_t>(index)),
       memory_tap("memory_tap", index, map.hbm_base(index)),
       memory("memory", config.hbm, config.sim.mode, map.hbm_base(index)),
       mmio("mmio", map.mmio_base(index), map.mmio_size()),

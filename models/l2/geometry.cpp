@@ -39,7 +39,51 @@ void validate_lines(const L2Config& c) {
   }
 }
 
+// l2.partitions and the keys that place addresses and SMs on them; each partition's share must
+// be a geometry of its own.
+void validate_partitions(const L2Config& c) {
+  if (c.partitions != 1 && c.partitions != 2) {
+    throw ConfigError("l2.partitions: " + std::to_string(c.partitions) + " must be 1 or 2");
+  }
+  if (!(c.fabric_latency_ns >= 0) || !std::isfinite(c.fabric_latency_ns)) {
+    throw ConfigError("l2.fabric_latency_ns: must be a finite non-negative number");
+  }
+  if (c.partition_sm_group < 1) throw ConfigError("l2.partition_sm_group: must be at least 1");
+  const std::int64_t granule = c.partition_granule_bytes;
+  const std::int64_t block_bytes = c.line_bytes * c.block_lines;
+  if (granule < block_bytes || (granule & (granule - 1)) != 0) {
+    throw ConfigError("l2.partition_granule_bytes: " + std::to_string(granule) +
+                      " is not a power of two of at least l2.line_bytes x l2.block_lines (" +
+                      std::to_string(block_bytes) + ")");
+  }
+  if (c.partitions == 1) return;
+  if (c.banks % c.partitions != 0) {
+    throw ConfigError("l2.banks: " + std::to_string(c.banks) + " do not split over " +
+                      std::to_string(c.partitions) + " l2.partitions");
+  }
+  if (c.writeback_buffer_entries < c.partitions) {
+    throw ConfigError("l2.writeback_buffer_entries: " + std::to_string(c.writeback_buffer_entries) +
+                      " do not split over " + std::to_string(c.partitions) + " l2.partitions");
+  }
+  const auto set_bytes = static_cast<std::uint64_t>(c.line_bytes * c.block_lines * c.ways);
+  const auto parts = static_cast<std::uint64_t>(c.partitions);
+  if (c.size_bytes % (set_bytes * parts) != 0) {
+    throw ConfigError("l2.size_bytes: " + std::to_string(c.size_bytes) + " does not split over " +
+                      std::to_string(c.partitions) + " l2.partitions in whole sets of " +
+                      std::to_string(set_bytes) + " bytes");
+  }
+}
+
 }  // namespace
+
+L2Config partition_config(const L2Config& c) {
+  L2Config part = c;
+  part.size_bytes = c.size_bytes / static_cast<std::uint64_t>(c.partitions);
+  part.banks = c.banks / c.partitions;
+  part.writeback_buffer_entries = c.writeback_buffer_entries / c.partitions;
+  part.partitions = 1;
+  return part;
+}
 
 void validate(const L2Config& c) {
   validate_lines(c);
@@ -60,6 +104,7 @@ void validate(const L2Config& c) {
     throw ConfigError("l2.writeback_buffer_entries: " + std::to_string(c.writeback_buffer_entries) +
                       " must be at least 1");
   }
+  validate_partitions(c);
 }
 
 Geometry::Geometry(const L2Config& config)

@@ -53,6 +53,10 @@ inline unsigned popcount(std::uint64_t mask) {
 // Throws ConfigError naming the l2.* key if the geometry is inconsistent.
 void validate(const L2Config& config);
 
+// The configuration of one of config.partitions partitions: its share of the capacity, banks and
+// write-back buffer (`config` validated).
+L2Config partition_config(const L2Config& config);
+
 // A line with its set and tag (line / sets); consecutive lines walk consecutive sets, so
 // stepping needs no division.
 struct Cursor {

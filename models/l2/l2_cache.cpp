@@ -122,12 +122,17 @@ struct L2Cache::Impl {
     sc_core::sc_time stall_time;
   };
 
-  Impl(L2Cache& owner, const L2Config& config, SimMode mode, std::uint64_t base, std::uint64_t size)
+  // Partition `partition` of the L2, configured by `config` (its share), counting into `stats`.
+  Impl(L2Cache& owner, const L2Config& config, SimMode mode, std::uint64_t base, std::uint64_t size,
+       int partition, L2Stats& stats, unsigned granule_shift)
       : owner(owner),
         functional(mode == SimMode::Functional),
         base(base),
         size(size),
-        stats(owner.stats_),
+        partition(partition),
+        granule_shift(granule_shift),
+        fabric_latency(config.fabric_latency_ns, sc_core::SC_NS),
+        stats(stats),
         geometry(config),
         tags(geometry, size),
         locks(geometry),
@@ -135,7 +140,7 @@ struct L2Cache::Impl {
         store(geometry, tags.frames(), functional),
         hit_latency(config.hit_latency_ns, sc_core::SC_NS),
         concurrent(config.miss_path == L2MissPath::Concurrent),
-        lanes(lane_prefix(owner.name()), [this](MemoryLane& lane) { serve(lane); }),
+        lanes(lane_prefix(owner.name(), partition), [this](MemoryLane& lane) { serve(lane); }),
         rejections(kMsgType, kReportedRejections),
         lost_writebacks(kMsgType, kReportedRejections) {
     writebacks.capacity = static_cast<std::uint64_t>(config.writeback_buffer_entries);
@@ -143,9 +148,22 @@ struct L2Cache::Impl {
 
   // Lanes are spawned in whichever thread calls the L2 (an SM's, a DMA engine's, another GPU's),
   // so their names carry the L2's whole name to stay unique under that thread.
-  static std::string lane_prefix(std::string name) {
+  static std::string lane_prefix(std::string name, int partition) {
     std::replace(name.begin(), name.end(), '.', '_');
-    return name;
+    return partition == 0 ? name : name + "_p" + std::to_string(partition);
+  }
+
+  // ---- partitions -------------------------------------------------------------------------
+
+  // The partition homing window offset `offset`: the parity of its granule index's bits, so
+  // that consecutive granules alternate and every set holds lines of both homes. 0 with one
+  // partition.
+  int home_of(std::uint64_t offset) const {
+    return far ? static_cast<int>(l2::popcount(offset >> granule_shift) & 1u) : 0;
+  }
+  // Whether `transit`'s memory access goes to the other partition over the fabric.
+  bool over_fabric(const Transit& transit) const {
+    return far && home_of(transit.begin) != partition;
   }
 
   // ---- transits ---------------------------------------------------------------------------
@@ -253,7 +271,10 @@ struct L2Cache::Impl {
     Transit* transit = nullptr;
     if (!access.reads.empty()) {
       Transit* last = access.reads.back();
-      if (last->kind == kind && last->write == write && last->end == b) transit = last;
+      if (last->kind == kind && last->write == write && last->end == b &&
+          home_of(last->begin) == home_of(b)) {
+        transit = last;
+      }
     }
     if (!transit) {
       transit = &acquire_transit(kind, b, b);
@@ -302,7 +323,20 @@ struct L2Cache::Impl {
     T3Extension::set(m, extension);
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     sc_core::sc_time delay = cursor > now ? cursor - now : sc_core::SC_ZERO_TIME;
-    owner.out->b_transport(m, delay);
+    if (over_fabric(transit)) {
+      // Copies here are clean: only fills and direct reads go to the home partition.
+      // It reaches the other partition after the hop, and waits for that time here: the other
+      // partition reserves its banks from an access's arrival, and an arrival annotated into the
+      // future would hold its banks from then on against accesses of the present (and delay them,
+      // and with them their own fills from this partition, in turn).
+      assert(!write);
+      sc_core::wait(delay + fabric_latency);
+      delay = sc_core::SC_ZERO_TIME;
+      far->serve_checked(m, delay);
+      delay += fabric_latency;
+    } else {
+      owner.out->b_transport(m, delay);
+    }
     transit.ready = sc_core::sc_time_stamp() + delay;
     cursor = transit.ready;
     if (m.is_response_error() && error == tlm::TLM_OK_RESPONSE) error = m.get_response_status();
@@ -328,7 +362,12 @@ struct L2Cache::Impl {
   }
 
   void transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
-    const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
+    if (admit(payload)) serve_checked(payload, delay);
+  }
+
+  // Rejects an access the L2 cannot serve (answering it with an error response); returns
+  // whether it is admitted. An empty access is answered at once.
+  bool admit(tlm::tlm_generic_payload& payload) {
     const std::uint64_t address = payload.get_address();
     const std::uint64_t length = payload.get_data_length();
     const std::uint64_t offset = address - base;
@@ -336,20 +375,28 @@ struct L2Cache::Impl {
       reject(payload, tlm::TLM_ADDRESS_ERROR_RESPONSE,
              "access of " + std::to_string(length) + " bytes at " + hex(address) +
                  " leaves the L2 window [" + hex(base) + ", " + hex(base + size) + ")");
-      return;
+      return false;
     }
     if (const auto error = memory_payload_error(payload)) {
       reject(payload, error->status, error->reason + " at " + hex(address));
-      return;
+      return false;
     }
     if (functional && length > 0 && payload.get_data_ptr() == nullptr) {
       reject(payload, tlm::TLM_GENERIC_ERROR_RESPONSE, "functional access without data");
-      return;
+      return false;
     }
     if (length == 0) {
       payload.set_response_status(tlm::TLM_OK_RESPONSE);
-      return;
+      return false;
     }
+    return true;
+  }
+
+  // Serves an admitted access in this partition.
+  void serve_checked(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+    const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
+    const std::uint64_t length = payload.get_data_length();
+    const std::uint64_t offset = payload.get_address() - base;
     const T3Extension extension = T3Extension::get(payload);
     ++inside;
     if (extension.op == Op::Update || extension.cache_hint == CacheHint::Uncached) {
@@ -409,6 +456,29 @@ struct L2Cache::Impl {
       if (frame->valid == 0 && frame->pending == 0) tags.release(c.set, *frame);
       tags.sync(c.set, *frame);
     }
+  }
+
+  // A store to (or a bypass of) [offset, end) at its home partition: this partition's copy of
+  // those sectors (of the hardware lines they overlap, for a bypass) is stale. It is clean, so it
+  // is only invalidated, once the fills in flight into it are in.
+  void drop(std::uint64_t offset, std::uint64_t end, bool whole_lines,
+            const T3Extension& extension) {
+    sc_core::sc_time ready = sc_core::SC_ZERO_TIME;
+    const bool in_turn = settle(offset, end, whole_lines, ready, extension);
+    const std::uint64_t last = geometry.last_line(end);
+    for (Cursor c = geometry.cursor(geometry.first_line(offset)); c.line <= last;
+         geometry.advance(c)) {
+      Frame* frame = tags.find(c);
+      if (!frame) continue;
+      const std::uint64_t mask = whole_lines ? geometry.line_mask_of(c.line, offset, end)
+                                             : geometry.mask_of(c.line, offset, end);
+      assert((frame->pending & mask) == 0 && (frame->dirty & mask) == 0);
+      dropped_sectors += l2::popcount(frame->valid & mask);
+      frame->valid &= ~mask;
+      if (frame->valid == 0 && frame->pending == 0) tags.release(c.set, *frame);
+      tags.sync(c.set, *frame);
+    }
+    if (in_turn) turns.end_turn();
   }
 
   void cached(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay,
@@ -643,8 +713,12 @@ struct L2Cache::Impl {
     const sc_core::sc_time start = lane.start;
     Join* join = lane.join;
     const Request* request = lane.request;
-    lanes.release(lane);
+    // With one partition the lane may take the next request while this one is in memory (it
+    // takes it once this one is done). With two, a lane of each partition may wait in the other
+    // for a lane of that one, which must then not be a lane still carrying a request of its own.
+    if (!far) lanes.release(lane);
     carry(transit, requester, data, start, join, request);
+    if (far) lanes.release(lane);
   }
 
   // Sends `transit`'s memory access at `start` and waits for it in this thread; then installs a
@@ -711,7 +785,12 @@ struct L2Cache::Impl {
   // A fill came back: its sectors become valid (or, on error, stay invalid) and the access that
   // issued it takes its bytes (read) or merges its partial sectors (write).
   void install(Transit& fill, bool ok, const Request& request) {
-    if (ok) stats.fill_bytes[request.cls] += fill.end - fill.begin;
+    if (ok) {
+      // fill_bytes counts what memory delivered; a fill from the other partition crossed the
+      // fabric instead
+      auto& bytes = over_fabric(fill) ? fabric_fill_bytes : stats.fill_bytes;
+      bytes[request.cls] += fill.end - fill.begin;
+    }
     const std::uint64_t last = geometry.last_line(fill.end);
     for (Cursor c = geometry.cursor(geometry.first_line(fill.begin)); c.line <= last;
          geometry.advance(c)) {
@@ -748,13 +827,25 @@ struct L2Cache::Impl {
 
   // ---- debug ------------------------------------------------------------------------------
 
+  // Which lines a partition's debug overlay covers: a read takes the lines' other copies first
+  // and their home's last, so the home's (possibly dirty) data wins.
+  enum class Homes { All, Homed, NotHomed };
+
   unsigned debug(tlm::tlm_generic_payload& payload) {
     const std::uint64_t address = payload.get_address();
     if (address < base || address - base >= size) return 0;
     const unsigned bytes = owner.out->transport_dbg(payload);
-    if (!functional || bytes == 0 || payload.get_data_ptr() == nullptr) return bytes;
+    overlay(payload, bytes, Homes::All);
+    return bytes;
+  }
+
+  // Puts the L2's data over (read) or into (write) the `bytes` of `payload` memory has served,
+  // for the lines `homes` selects.
+  void overlay(tlm::tlm_generic_payload& payload, unsigned bytes, Homes homes) {
+    if (!functional || bytes == 0 || payload.get_data_ptr() == nullptr) return;
     const bool write = payload.is_write();
-    if (!write && !payload.is_read()) return bytes;
+    if (!write && !payload.is_read()) return;
+    const std::uint64_t address = payload.get_address();
     const std::uint64_t offset = address - base;
     const std::uint64_t end = std::min(offset + bytes, size);
     unsigned char* data = payload.get_data_ptr();
@@ -764,12 +855,14 @@ struct L2Cache::Impl {
       const std::uint64_t start = c.line << geometry.line_shift;
       const std::uint64_t lo = std::max(offset, start);
       const std::uint64_t hi = std::min(end, start + geometry.line_bytes);
+      if (homes != Homes::All && (home_of(start) == partition) != (homes == Homes::Homed)) {
+        continue;
+      }
       debug_in_flight(c, lo, hi, data, offset, write);
       if (Frame* frame = tags.find(c); frame && frame->valid != 0) {
         copy_sectors(*frame, frame->valid, lo - start, hi - start, data, offset, write);
       }
     }
-    return bytes;
   }
 
   // Data on its way to memory is not in memory yet; a fill's staging copy must not bring back
@@ -796,7 +889,13 @@ struct L2Cache::Impl {
   const bool functional;
   const std::uint64_t base;
   const std::uint64_t size;
+  const int partition;
+  const unsigned granule_shift;  // log2(l2.partition_granule_bytes)
+  const sc_core::sc_time fabric_latency;
+  Impl* far = nullptr;  // the other partition; nullptr with one
   L2Stats& stats;
+  L2Stats::PerClass fabric_fill_bytes{};  // bytes filled from the other partition
+  std::uint64_t dropped_sectors = 0;      // valid sectors invalidated by a store at their home
   const l2::Geometry geometry;
   l2::TagArray tags;
   l2::LineLocks locks;
@@ -816,41 +915,168 @@ struct L2Cache::Impl {
 };
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode mode,
-                 std::uint64_t window_base, std::uint64_t window_size)
-    : sc_core::sc_module(name), in("in"), out("out") {
+                 std::uint64_t window_base, std::uint64_t window_size, std::uint16_t gpu)
+    : sc_core::sc_module(name),
+      in("in"),
+      out("out"),
+      gpu_(gpu),
+      sm_group_(config.partition_sm_group),
+      granule_shift_(static_cast<unsigned>(
+          __builtin_ctzll(static_cast<std::uint64_t>(config.partition_granule_bytes)))) {
   l2::validate(config);
   if (window_size == 0) {
     throw ConfigError(std::string(this->name()) + ": the cached window is empty");
   }
-  impl_ = std::make_unique<Impl>(*this, config, mode, window_base, window_size);
+  if (config.partitions == 1) {
+    parts_.push_back(std::make_unique<Impl>(*this, config, mode, window_base, window_size, 0,
+                                            stats_, granule_shift_));
+  } else {
+    const L2Config part = l2::partition_config(config);
+    l2::validate(part);
+    part_stats_.resize(static_cast<std::size_t>(config.partitions));
+    for (int p = 0; p < config.partitions; ++p) {
+      parts_.push_back(std::make_unique<Impl>(*this, part, mode, window_base, window_size, p,
+                                              part_stats_[static_cast<std::size_t>(p)],
+                                              granule_shift_));
+    }
+    parts_[0]->far = parts_[1].get();
+    parts_[1]->far = parts_[0].get();
+  }
   in.register_b_transport(this, &L2Cache::b_transport);
   in.register_transport_dbg(this, &L2Cache::transport_dbg);
 }
 
 L2Cache::~L2Cache() = default;
 
+int L2Cache::home_of(std::uint64_t address) const {
+  return parts_[0]->home_of(address - parts_[0]->base);
+}
+
+int L2Cache::partition_of(const T3Extension& extension, std::uint64_t address) const {
+  if (extension.unit_kind == UnitKind::Sm && extension.origin.gpu == gpu_) {
+    return static_cast<int>((extension.origin.unit / sm_group_) % partitions());
+  }
+  return home_of(address);
+}
+
 void L2Cache::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
-  impl_->transport(payload, delay);
+  Impl& first = *parts_[0];
+  if (partitions() == 1) {
+    first.transport(payload, delay);
+    return;
+  }
+  if (!first.admit(payload)) return;
+  const T3Extension extension = T3Extension::get(payload);
+  if (extension.op == Op::Read && extension.cache_hint == CacheHint::Cached) {
+    // A cached read is served where its requester reaches the L2 (one not attached to a side at
+    // the home of its first byte); that partition fills the lines homed in the other from there,
+    // all in flight together, as one partition's misses are.
+    parts_[static_cast<std::size_t>(partition_of(extension, payload.get_address()))]->serve_checked(
+        payload, delay);
+    return;
+  }
+  to_homes(payload, delay);
+}
+
+// Stores, updates and uncached accesses go to the home partition of each granule they touch
+// (consecutive granules of one home as one piece). The pieces leave at the access's arrival, one
+// after another in this thread; the access completes with the last. After a store or bypass piece,
+// the other partition's copy is dropped.
+void L2Cache::to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const T3Extension extension = T3Extension::get(payload);
+  const bool invalidates = extension.op != Op::Read || extension.cache_hint == CacheHint::Uncached;
+  const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
+  const std::uint64_t base = parts_[0]->base;
+  const std::uint64_t begin = payload.get_address() - base;
+  const std::uint64_t end = begin + payload.get_data_length();
+  unsigned char* data = payload.get_data_ptr();
+  sc_core::sc_time completion = arrival;
+  tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
+  const std::uint64_t granule = std::uint64_t{1} << granule_shift_;
+  std::uint64_t b = begin;
+  while (b < end) {
+    const int home = parts_[0]->home_of(b);
+    std::uint64_t e = std::min(end, (b | (granule - 1)) + 1);
+    while (e < end && parts_[0]->home_of(e) == home) e = std::min(end, e + granule);
+    const bool whole = b == begin && e == end;
+    tlm::tlm_generic_payload piece;
+    tlm::tlm_generic_payload& target = whole ? payload : piece;
+    if (!whole) {
+      piece.set_address(base + b);
+      piece.set_data_ptr(data ? data + (b - begin) : nullptr);
+      piece.set_data_length(static_cast<unsigned>(e - b));
+      piece.set_streaming_width(static_cast<unsigned>(e - b));
+      T3Extension::set(piece, extension);
+    }
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    sc_core::sc_time piece_delay = arrival > now ? arrival - now : sc_core::SC_ZERO_TIME;
+    parts_[static_cast<std::size_t>(home)]->serve_checked(target, piece_delay);
+    completion = std::max(completion, sc_core::sc_time_stamp() + piece_delay);
+    if (target.is_response_error() && status == tlm::TLM_OK_RESPONSE) {
+      status = target.get_response_status();
+    }
+    if (invalidates) {
+      parts_[static_cast<std::size_t>(1 - home)]->drop(
+          b, e, extension.op == Op::Update || extension.cache_hint == CacheHint::Uncached,
+          extension);
+    }
+    b = e;
+  }
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  delay = completion > now ? completion - now : sc_core::SC_ZERO_TIME;
+  payload.set_response_status(status);
 }
 
 unsigned L2Cache::transport_dbg(tlm::tlm_generic_payload& payload) {
-  return impl_->debug(payload);
+  if (partitions() == 1) return parts_[0]->debug(payload);
+  Impl& first = *parts_[0];
+  const std::uint64_t address = payload.get_address();
+  if (address < first.base || address - first.base >= first.size) return 0;
+  const unsigned bytes = out->transport_dbg(payload);
+  for (const auto& part : parts_) part->overlay(payload, bytes, Impl::Homes::NotHomed);
+  for (const auto& part : parts_) part->overlay(payload, bytes, Impl::Homes::Homed);
+  return bytes;
+}
+
+const L2Stats& L2Cache::stats() const {
+  if (partitions() == 1) return stats_;
+  stats_ = L2Stats{};
+  const auto add = [](L2Stats::PerClass& sum, const L2Stats::PerClass& part) {
+    for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += part[k];
+  };
+  for (const L2Stats& part : part_stats_) {
+    add(stats_.read_hit_sectors, part.read_hit_sectors);
+    add(stats_.read_miss_sectors, part.read_miss_sectors);
+    add(stats_.write_hit_sectors, part.write_hit_sectors);
+    add(stats_.write_miss_sectors, part.write_miss_sectors);
+    add(stats_.bypass_bytes, part.bypass_bytes);
+    add(stats_.fill_bytes, part.fill_bytes);
+    add(stats_.writeback_bytes, part.writeback_bytes);
+    add(stats_.evictions, part.evictions);
+    add(stats_.unallocated_bytes, part.unallocated_bytes);
+  }
+  return stats_;
 }
 
 std::size_t L2Cache::pending() const {
-  return impl_->inside + impl_->writebacks.in_flight;
+  std::size_t sum = 0;
+  for (const auto& part : parts_) sum += part->inside + part->writebacks.in_flight;
+  return sum;
 }
 
 std::uint64_t L2Cache::sets() const {
-  return impl_->geometry.sets;
+  return parts_[0]->geometry.sets;
 }
 
 int L2Cache::bank_of(std::uint64_t address) const {
-  return impl_->calendar.bank_of(address - impl_->base);
+  const int home = home_of(address);
+  const Impl& part = *parts_[static_cast<std::size_t>(home)];
+  return home * static_cast<int>(part.geometry.banks) + part.calendar.bank_of(address - part.base);
 }
 
 nlohmann::json L2Cache::report() const {
-  const Impl& impl = *impl_;
+  const Impl& impl = *parts_[0];
+  const L2Stats& all = stats();
   nlohmann::json j;
   j["mode"] = impl.functional ? "functional" : "timing";
   j["sets"] = impl.geometry.sets;
@@ -861,17 +1087,17 @@ nlohmann::json L2Cache::report() const {
   for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
     const int k = index(c);
     nlohmann::json o;
-    o["read_hit_sectors"] = stats_.read_hit_sectors[k];
-    o["read_miss_sectors"] = stats_.read_miss_sectors[k];
-    o["write_hit_sectors"] = stats_.write_hit_sectors[k];
-    o["write_miss_sectors"] = stats_.write_miss_sectors[k];
-    o["bypass_bytes"] = stats_.bypass_bytes[k];
-    o["fill_bytes"] = stats_.fill_bytes[k];
-    o["writeback_bytes"] = stats_.writeback_bytes[k];
-    o["evictions"] = stats_.evictions[k];
-    o["unallocated_bytes"] = stats_.unallocated_bytes[k];
-    const std::uint64_t h = stats_.read_hit_sectors[k] + stats_.write_hit_sectors[k];
-    const std::uint64_t n = h + stats_.read_miss_sectors[k] + stats_.write_miss_sectors[k];
+    o["read_hit_sectors"] = all.read_hit_sectors[k];
+    o["read_miss_sectors"] = all.read_miss_sectors[k];
+    o["write_hit_sectors"] = all.write_hit_sectors[k];
+    o["write_miss_sectors"] = all.write_miss_sectors[k];
+    o["bypass_bytes"] = all.bypass_bytes[k];
+    o["fill_bytes"] = all.fill_bytes[k];
+    o["writeback_bytes"] = all.writeback_bytes[k];
+    o["evictions"] = all.evictions[k];
+    o["unallocated_bytes"] = all.unallocated_bytes[k];
+    const std::uint64_t h = all.read_hit_sectors[k] + all.write_hit_sectors[k];
+    const std::uint64_t n = h + all.read_miss_sectors[k] + all.write_miss_sectors[k];
     o["hit_rate"] = n > 0 ? static_cast<double>(h) / static_cast<double>(n) : 0.0;
     for (auto it = o.begin(); it != o.end(); ++it) {
       if (it.key() == "hit_rate") continue;
@@ -884,16 +1110,49 @@ nlohmann::json L2Cache::report() const {
   total["hit_rate"] = lookups > 0 ? static_cast<double>(hits) / static_cast<double>(lookups) : 0.0;
   j["total"] = total;
   j["hit_rate"] = total["hit_rate"];
-  j["rejected"] = impl.rejections.count();
-  j["conflict_waits"] = impl.conflict_waits;
-  const auto& buffer = impl.writebacks;
-  j["writeback_buffer"] = {{"entries", buffer.capacity},
-                           {"max_used", buffer.max_used},
-                           {"stalls", buffer.stalls},
-                           {"stall_ns", buffer.stall_time.to_seconds() * 1e9}};
-  j["lost_writebacks"] = impl.lost_writebacks.count();
+  std::uint64_t rejected = 0, conflict_waits = 0, entries = 0, max_used = 0, stalls = 0;
+  std::uint64_t lost = 0;
+  double stall_ns = 0;
+  for (const auto& part : parts_) {
+    rejected += part->rejections.count();
+    conflict_waits += part->conflict_waits;
+    entries += part->writebacks.capacity;
+    max_used = std::max(max_used, part->writebacks.max_used);
+    stalls += part->writebacks.stalls;
+    stall_ns += part->writebacks.stall_time.to_seconds() * 1e9;
+    lost += part->lost_writebacks.count();
+  }
+  j["rejected"] = rejected;
+  j["conflict_waits"] = conflict_waits;
+  j["writeback_buffer"] = {
+      {"entries", entries}, {"max_used", max_used}, {"stalls", stalls}, {"stall_ns", stall_ns}};
+  j["lost_writebacks"] = lost;
   j["pending"] = pending();
+  if (partitions() > 1) j["partitions"] = partitions_report();
   return j;
+}
+
+// Per partition: the lookups and fills each served, what crossed the fabric and the copies
+// stores invalidated.
+nlohmann::json L2Cache::partitions_report() const {
+  nlohmann::json parts = nlohmann::json::array();
+  for (std::size_t p = 0; p < parts_.size(); ++p) {
+    const L2Stats& s = part_stats_[p];
+    const Impl& part = *parts_[p];
+    std::uint64_t hit = 0, miss = 0, fill = 0, fabric = 0;
+    for (int k = 0; k < kTrafficClasses; ++k) {
+      hit += s.read_hit_sectors[k] + s.write_hit_sectors[k];
+      miss += s.read_miss_sectors[k] + s.write_miss_sectors[k];
+      fill += s.fill_bytes[k];
+      fabric += part.fabric_fill_bytes[k];
+    }
+    parts.push_back({{"hit_sectors", hit},
+                     {"miss_sectors", miss},
+                     {"memory_fill_bytes", fill},
+                     {"fabric_fill_bytes", fabric},
+                     {"dropped_copy_sectors", part.dropped_sectors}});
+  }
+  return parts;
 }
 
 }  // namespace t3

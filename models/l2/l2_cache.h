@@ -5,11 +5,20 @@
 // (l2.miss_path = serial), or its misses are in flight together and its dirty victims drain
 // through a bounded write-back buffer (concurrent). Uncached accesses and near-memory updates
 // bypass it after the lines they overlap are written back and invalidated.
+//
+// With l2.partitions = 2 the L2 is two such caches over one memory, as in the A100 and H100: each
+// partition serves half the SMs and is the home (point of coherence) of half the addresses. An
+// SM's read goes to its own partition, which fills a line homed in the other from that one over
+// the fabric, so a line read from both sides holds a line in each; a read of another requester
+// (DMA engine, peer, host) enters at the home of its first byte. Stores and uncached accesses go
+// to the home partition of each granule they touch; a store invalidates the other partition's
+// copy, which is therefore always clean.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -43,21 +52,26 @@ class L2Cache : public sc_core::sc_module {
   tlm_utils::simple_target_socket<L2Cache> in;
   tlm_utils::simple_initiator_socket<L2Cache> out;  // to the memory controller
 
-  // Caches [window_base, window_base + window_size). Throws ConfigError naming the l2.* key if
-  // the geometry is inconsistent.
+  // Caches [window_base, window_base + window_size) of GPU `gpu` (whose own SMs reach their
+  // partition directly). Throws ConfigError naming the l2.* key if the geometry is inconsistent.
   L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode mode,
-          std::uint64_t window_base, std::uint64_t window_size);
+          std::uint64_t window_base, std::uint64_t window_size, std::uint16_t gpu = 0);
   ~L2Cache() override;
 
-  const L2Stats& stats() const { return stats_; }
+  // Over all partitions: a read an SM's partition fills from the other is counted as a lookup in
+  // both, and its fill only where it comes from memory.
+  const L2Stats& stats() const;
   // Stats, plus hit_rate (sectors hit / sectors looked up) per class and overall.
   nlohmann::json report() const;
   // b_transport calls inside the L2 and posted write-backs not yet in memory, right now; 0 at
   // the end of a clean run.
   std::size_t pending() const;
 
-  std::uint64_t sets() const;
+  std::uint64_t sets() const;  // per partition
   int bank_of(std::uint64_t address) const;
+  int partitions() const { return static_cast<int>(parts_.size()); }
+  // The partition that is the home of `address` (0 with one partition).
+  int home_of(std::uint64_t address) const;
 
  private:
   // Loosely timed: the caller's thread waits while the L2's memory accesses for it are in the
@@ -67,8 +81,18 @@ class L2Cache : public sc_core::sc_module {
   // Reads merge valid L2 data over memory's; writes go to memory and update any L2 copy.
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);
   struct Impl;
-  std::unique_ptr<Impl> impl_;
-  L2Stats stats_;
+  // The partition a cached read enters: an SM of this GPU's own side's, every other requester's
+  // (through the hub) the home of `address`.
+  int partition_of(const T3Extension& extension, std::uint64_t address) const;
+  // With two partitions: an access to the home partitions of its pieces, one after another.
+  void to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  nlohmann::json partitions_report() const;
+  std::vector<std::unique_ptr<Impl>> parts_;
+  std::uint16_t gpu_;
+  std::int64_t sm_group_;
+  unsigned granule_shift_;
+  std::vector<L2Stats> part_stats_;  // with two partitions, each one's
+  mutable L2Stats stats_;            // with one partition, its own; else their sum
 };
 
 }  // namespace t3
