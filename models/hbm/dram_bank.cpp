@@ -290,18 +290,12 @@ void RowCommandBus::withdraw(const PseudoChannelTimer* timer) {
 void RowCommandBus::expect(std::uint64_t ready, PseudoChannelTimer* timer) {
   const auto held = [&](const Held& h) { return h.timer == timer; };
   if (std::any_of(held_.begin(), held_.end(), held)) return;
-  const auto mine = [&](const Proposal& p) {
-    return p.timer == timer && p.bank == kExpectedActivation;
-  };
-  proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(), mine), proposed_.end());
+  drop_expected(timer);
   if (ready != kNoActivation) propose(ready, timer, kExpectedActivation);
 }
 
 void RowCommandBus::release(const PseudoChannelTimer* timer) {
-  const auto mine = [&](const Proposal& p) {
-    return p.timer == timer && p.bank == kExpectedActivation;
-  };
-  proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(), mine), proposed_.end());
+  drop_expected(timer);
   for (auto h = held_.begin(); h != held_.end(); ++h) {
     if (h->timer == timer) {
       unbook(h->start);
@@ -309,6 +303,13 @@ void RowCommandBus::release(const PseudoChannelTimer* timer) {
       return;
     }
   }
+}
+
+void RowCommandBus::drop_expected(const PseudoChannelTimer* timer) {
+  const auto mine = [&](const Proposal& p) {
+    return p.timer == timer && p.bank == kExpectedActivation;
+  };
+  proposed_.erase(std::remove_if(proposed_.begin(), proposed_.end(), mine), proposed_.end());
 }
 
 void RowCommandBus::unbook(std::uint64_t start) {

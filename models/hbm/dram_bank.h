@@ -234,6 +234,8 @@ class RowCommandBus {
   void grant_proposals(std::uint64_t at);
   // Grants `proposal` (removing it): its command takes the first free stretch from its ready time.
   void grant_at(std::vector<Proposal>::iterator proposal);
+  // Drops `timer`'s expected activation not granted yet.
+  void drop_expected(const PseudoChannelTimer* timer);
   // Frees the booking that starts at `start`, if the bus still keeps it.
   void unbook(std::uint64_t start);
   // The booking at `start` is forgotten: an expectation held there has nothing left to free (a
@@ -323,8 +325,16 @@ class PseudoChannelTimer {
         group == last_act_group_ ? act_same_group_ready_ : act_other_group_ready_;
     return std::max({at, b.act_ready, rrd, faw_ready_[oldest_act_]});
   }
-  // tRRD_L: an activation issued this much before another's earliest leaves that one where it was.
-  std::uint64_t activate_spacing() const { return t_.rrd_l; }
+  // FR-FCFS's look-ahead among row misses scanned oldest first: whether a miss whose bank can
+  // activate at `at` goes ahead of the older ones, whose earliest activation is `earliest`
+  // (kNever: none scanned), because it activates at least tRRD_L before every one of them and so
+  // moves none of theirs. Lowers `earliest` to `at`. Inline: asked per queued miss in a scan.
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  bool activates_ahead(std::uint64_t at, std::uint64_t& earliest) const {
+    const bool ahead = earliest == kNever || at + t_.rrd_l <= earliest;
+    earliest = std::min(earliest, at);
+    return ahead;
+  }
   // Serves one entry decided at `now` that arrived at `arrival`; an update is the placement's to
   // time, alu the time of its add.
   DramService serve(const DramLocation& where, Kind kind, std::uint64_t arrival, std::uint64_t now,

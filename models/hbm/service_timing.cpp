@@ -81,21 +81,18 @@ void BankTiming::expect_activation(const RequestQueue& queue) {
   // FR-FCFS's miss (scheduler/frfcfs.cpp): the oldest, unless a younger one could activate at
   // least tRRD_L before every older one could. Directions, the policy's admission and other
   // schedulers are not told apart: an estimate, held only until this queue decides.
-  constexpr std::uint64_t kNever = RowCommandBus::kNoActivation;
-  std::uint64_t earliest = kNever;
-  std::uint64_t chosen = kNever;
-  const std::uint64_t spacing = timer_.activate_spacing();
+  std::uint64_t earliest = PseudoChannelTimer::kNever;
+  std::uint64_t chosen = RowCommandBus::kNoActivation;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueueEntry& entry = queue[i];
     if (entry.row_hit) {  // a row hit goes first: no activation next
-      chosen = kNever;
+      chosen = RowCommandBus::kNoActivation;
       break;
     }
     if (entry.watched) continue;
     const std::uint64_t at = timer_.activate_ready(
         entry.span, static_cast<std::uint64_t>(entry.request.arrival.value()));
-    if (earliest == kNever || at + spacing <= earliest) chosen = at;
-    earliest = std::min(earliest, at);
+    if (timer_.activates_ahead(at, earliest)) chosen = at;
   }
   timer_.expect_activation(chosen);  // kNoActivation drops an earlier expectation
 }

@@ -1,7 +1,6 @@
 #include "models/hbm/scheduler/frfcfs.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace t3 {
 
@@ -18,9 +17,8 @@ std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admis
   // starves. `earliest` is the earliest activation of the misses scanned so far.
   const PseudoChannelTimer* const banks = banks_;
   std::size_t ready[2] = {kNone, kNone};
-  constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+  constexpr std::uint64_t kNever = PseudoChannelTimer::kNever;
   std::uint64_t earliest[2] = {kNever, kNever};
-  const std::uint64_t spacing = banks != nullptr ? banks->activate_spacing() : 0;
   const bool held_hits = allowed.held_row_hits;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueueEntry& entry = queue[i];
@@ -33,8 +31,7 @@ std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admis
       } else if (banks != nullptr && !entry.watched) {
         const std::uint64_t at = banks->activate_ready(
             entry.span, static_cast<std::uint64_t>(entry.request.arrival.value()));
-        if (earliest[w] == kNever || at + spacing <= earliest[w]) ready[w] = i;
-        earliest[w] = std::min(earliest[w], at);
+        if (banks->activates_ahead(at, earliest[w])) ready[w] = i;
       }
     } else if (held_hits && held_hit[w] == kNone && entry.row_hit) {
       held_hit[w] = i;
