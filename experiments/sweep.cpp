@@ -52,7 +52,8 @@ void add_product(Suite& suite, const std::vector<std::string>& models, const std
       for (const auto& sublayer : sublayers) {
         for (std::int64_t count : tokens) {
           for (const auto& set : sets) {
-            suite.points.push_back({model, sublayer, tp, count, set, suite.points.size()});
+            suite.points.push_back(
+                {model, sublayer, tp, count, set, suite.points.size(), std::nullopt});
           }
         }
       }

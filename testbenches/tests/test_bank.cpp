@@ -328,8 +328,7 @@ TEST_CASE("Bank row-command bus: an early precharge takes the bus when it is rea
   // grants the PRE first (at tRAS) and the ACT after it, not the ACT at its time and the PRE in the
   // next free clock after it, where booking in decision order put them.
   const HbmConfig config = one_pseudo_channel();
-  const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
-  const DramTiming timing(config, units_per_ns);
+  const DramTiming timing(config, 1000.0);  // 1 ps units
   RowCommandBus bus;
   PseudoChannelTimer timer(config, timing, 0, &bus);
   std::vector<DramCommand> log;
@@ -362,8 +361,7 @@ TEST_CASE("Bank row-command bus: an early precharge takes the bus when it is rea
 TEST_CASE("Bank row-command bus: an expected activation holds its stretch until its timer serves",
           "[bank][timing]") {
   const HbmConfig config = one_pseudo_channel();
-  const double units_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
-  const DramTiming timing(config, units_per_ns);
+  const DramTiming timing(config, 1000.0);  // 1 ps units
   RowCommandBus bus;
   PseudoChannelTimer other(config, timing, 0, &bus);
   const std::uint64_t act = timing.act_command;

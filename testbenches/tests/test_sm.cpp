@@ -582,16 +582,22 @@ TEST_CASE("SM GEMM output map: one chunk stored, one updated onto existing data"
   CHECK(hbm.bytes[static_cast<int>(Op::Write)][0] == x_bytes);
 }
 
-TEST_CASE("SM GEMM compute-bound run takes the first-principles time, the same in both modes",
-          "[sm][gemm][timing]") {
-  // Memory far faster than the math: the run is launch latency plus waves of tiles, each SM's
-  // pipe shared by its `occupancy` resident tiles.
+// Memory far faster than the math, so a GEMM's time is its launch and its tiles' math.
+Setup compute_bound_setup() {
   Setup setup = small_setup(SimMode::Timing);
   setup.sm.request_bytes = 16384;
   setup.sm.launch_latency_ns = 2000;
   setup.hbm.channels = 32;
   setup.hbm.bandwidth_GBps = 100000;
   setup.hbm.latency_ns = 20;
+  return setup;
+}
+
+TEST_CASE("SM GEMM compute-bound run takes the first-principles time, the same in both modes",
+          "[sm][gemm][timing]") {
+  // Memory far faster than the math: the run is launch latency plus waves of tiles, each SM's
+  // pipe shared by its `occupancy` resident tiles.
+  Setup setup = compute_bound_setup();
   Setup functional_setup = setup;
   functional_setup.mode = SimMode::Functional;
   Bench timing("timing", setup);
@@ -635,13 +641,8 @@ TEST_CASE("SM GEMM edge tiles: full-tile math costs whole tiles, extent only the
   // 16 wide and the last of each tile's 32 K-steps 8 deep. With full-tile math (tensor cores'
   // fixed-shape MMAs on the zero-filled overhang) every tile costs a whole tile's 32 steps, so
   // the run is 5 whole tiles per SM; with extent the edge tiles cost their inside only.
-  Setup setup = small_setup(SimMode::Timing);
+  Setup setup = compute_bound_setup();
   setup.sm.occupancy = 1;
-  setup.sm.request_bytes = 16384;
-  setup.sm.launch_latency_ns = 2000;
-  setup.hbm.channels = 32;
-  setup.hbm.bandwidth_GBps = 100000;
-  setup.hbm.latency_ns = 20;
   Setup full_setup = setup;
   full_setup.sm.gemm_edge_math = GemmEdgeMath::FullTile;
   Bench extent("extent", setup);
@@ -723,12 +724,7 @@ TEST_CASE("SM GEMM with one resident workgroup per SM: never two at once, same c
   // Two benches of 4 SMs x 2 slots, memory far faster than the math. In `bounded` a workgroup's
   // two stages of 64 x 32 + 32 x 64 fp16 (16 KiB) leave no room for a second in 24 KiB of shared
   // memory; `unbounded` has none, so two share each SM's pipe.
-  Setup setup = small_setup(SimMode::Timing);
-  setup.sm.request_bytes = 16384;
-  setup.sm.launch_latency_ns = 2000;
-  setup.hbm.channels = 32;
-  setup.hbm.bandwidth_GBps = 100000;
-  setup.hbm.latency_ns = 20;
+  Setup setup = compute_bound_setup();
   setup.sm.max_inflight_bytes = 24576;
   Setup bounded_setup = setup;
   bounded_setup.sm.gemm_smem_residency = true;
