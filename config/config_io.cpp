@@ -469,12 +469,12 @@ std::string rotational_symmetry_refusal(const SystemConfig& config) {
            "set "
            "workload.collective=ring or sim.symmetry=none";
   }
-  // Several rings are short even on the bandwidth-pipe HBM (Mega-GPT-2 FC-2, 2048 tokens, TP 8:
-  // reduce-scatter 3.4%, all-gather 4.2%), and there the group's GPUs end each ring phase apart
-  // although each runs the same program rotated: the group itself is not symmetric.
+  // On several rings the one GPU's SM reduce-scatter ends before every GPU of the group
+  // (Mega-GPT-2 FC-2, 2048 tokens: 5.8% at TP 8 with the bank-level HBM, reading 1.8% less DRAM;
+  // 1.8% at TP 4 even on the bandwidth pipe).
   if (several_sm_rings(config)) {
     return "does not match an every-GPU run for SM ring collectives on several rings yet "
-           "(workload.sm_rings = auto, on a fully-connected topology: one GPU came out up to 4.8% "
+           "(workload.sm_rings = auto, on a fully-connected topology: one GPU came out up to 5.8% "
            "short of the group's reduce-scatter at TP 8); set workload.sm_rings=one or "
            "sim.symmetry=none";
   }
