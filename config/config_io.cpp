@@ -459,13 +459,15 @@ std::string rotational_symmetry_refusal(const SystemConfig& config) {
     return "needs at least 3 GPUs (gpus = " + std::to_string(config.gpus) +
            "): on 2 it does not match an every-GPU run";
   }
-  // On a mesh the direct fused phase is exact with hbm.model = simple but 0.9% short with the
-  // bank-level HBM at TP 8 (Mega-GPT-2 OP, 2048 tokens), the one GPU ending before every GPU of
-  // the group.
+  // On a mesh the direct fused phase is exact with hbm.model = simple; with the bank-level HBM
+  // the group's GPUs end it apart (Mega-GPT-2 OP, 2048 tokens, TP 4: 194.2 to 196.5 us), the one
+  // GPU with the first (0.85% short in all). Rotated, the direct collective run alone (the
+  // `ideal` scenario's) also stalls at TP 8: its flags never arrive.
   if (direct_collective(config)) {
     return "does not match an every-GPU run for direct collectives yet (workload.collective = "
            "direct, the default on fully-connected and switch topologies: with the bank-level "
-           "HBM one GPU's fused phase ended 0.9% before the group's on 8 fully-connected GPUs); "
+           "HBM the group's 4 fully-connected GPUs end T3's fused phase 1.2% apart and one GPU "
+           "with the first); "
            "set "
            "workload.collective=ring or sim.symmetry=none";
   }

@@ -559,7 +559,7 @@ TEST_CASE("rotational symmetry is refused where it was measured short of the gro
   check_refused("--tp 8 --tokens 2048 --set topology.kind=fully-connected",
                 "sim.symmetry: rotational does not match an every-GPU run for direct collectives");
   check_refused("--tp 4 --tokens 2048 --set topology.kind=fully-connected",
-                "fused phase ended 0.9% before the group's");
+                "end T3's fused phase 1.2% apart");
   check_refused(
       "--tp 8 --tokens 2048 --set topology.kind=fully-connected "
       "--set workload.collective=ring",
