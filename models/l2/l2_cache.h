@@ -10,9 +10,10 @@
 // partition serves half the SMs and is the home (point of coherence) of half the addresses. An
 // SM's read goes to its own partition, which fills a line homed in the other from that one over
 // the fabric, so a line read from both sides holds a line in each; a read of another requester
-// (DMA engine, peer, host) enters at the home of its first byte. Stores and uncached accesses go
-// to the home partition of each granule they touch; a store invalidates the other partition's
-// copy, which is therefore always clean.
+// (DMA engine, peer, host) enters at the home of its first byte. A far copy costs the fabric both
+// ways and the home's banks on top of the near lookup, not a second hit latency. Stores and
+// uncached accesses go to the home partition of each granule they touch, all pieces at once; a
+// store invalidates the other partition's copy, which is therefore always clean.
 #pragma once
 
 #include <array>
