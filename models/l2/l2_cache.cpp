@@ -1053,7 +1053,6 @@ void L2Cache::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& d
 // model's coarse requests (up to 64 KiB) are split at the granules, and their pieces must not
 // queue one behind the other.
 void L2Cache::to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
-  const T3Extension extension = T3Extension::get(payload);
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   const std::uint64_t base = parts_[0]->base;
   const std::uint64_t begin = payload.get_address() - base;
