@@ -332,7 +332,7 @@ struct L2Cache::Impl {
       assert(!write);
       sc_core::wait(delay + fabric_latency);
       delay = sc_core::SC_ZERO_TIME;
-      far->serve_checked(m, delay);
+      far->serve_checked(m, delay, true);
       delay += fabric_latency;
     } else {
       owner.out->b_transport(m, delay);
@@ -392,8 +392,10 @@ struct L2Cache::Impl {
     return true;
   }
 
-  // Serves an admitted access in this partition.
-  void serve_checked(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  // Serves an admitted access in this partition; `forwarded`: a fill or direct read the other
+  // partition sends over the fabric (see cached()).
+  void serve_checked(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay,
+                     bool forwarded = false) {
     const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
     const std::uint64_t length = payload.get_data_length();
     const std::uint64_t offset = payload.get_address() - base;
@@ -402,7 +404,7 @@ struct L2Cache::Impl {
     if (extension.op == Op::Update || extension.cache_hint == CacheHint::Uncached) {
       bypass(payload, delay, extension, offset, length, arrival);
     } else {
-      cached(payload, delay, extension, offset, length, arrival);
+      cached(payload, delay, extension, offset, length, arrival, forwarded);
     }
     --inside;
   }
@@ -481,9 +483,15 @@ struct L2Cache::Impl {
     if (in_turn) turns.end_turn();
   }
 
+  // A cached access. One `forwarded` from the other partition is charged the home's banks (its
+  // data time) but not l2.hit_latency_ns: the hit latency stands for a load's trip through the L2
+  // as a whole, and the H100's measured one includes the partitions (REFERENCES.md section 6: an
+  // SM's pointer chase over 256 MiB, whose lines are homed on both sides, misses in 352 ns on
+  // average). The requesting partition has charged the hit latency already; the far copy adds the
+  // fabric both ways (issue()) and the home's banks, not a second whole trip.
   void cached(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay,
               const T3Extension& extension, std::uint64_t offset, std::uint64_t length,
-              sc_core::sc_time arrival) {
+              sc_core::sc_time arrival, bool forwarded) {
     const Request request{offset, offset + length, extension.op == Op::Write,
                           functional ? payload.get_data_ptr() : nullptr,
                           index(extension.traffic_class)};
@@ -499,7 +507,8 @@ struct L2Cache::Impl {
 
     // Memory: write-backs first, then fills and direct accesses in address order, issued once
     // the lookup is done (a miss costs the hit latency plus memory's).
-    const sc_core::sc_time lookup_done = sc_core::sc_time::from_value(bank_done) + hit_latency;
+    const sc_core::sc_time lookup_done =
+        sc_core::sc_time::from_value(bank_done) + (forwarded ? sc_core::SC_ZERO_TIME : hit_latency);
     sc_core::sc_time cursor = std::max(lookup_done, ready);
     const tlm::tlm_response_status error = perform(access, extension, request, cursor);
     accesses.release(access);
@@ -662,13 +671,23 @@ struct L2Cache::Impl {
   }
 
   // l2.miss_path = serial: issues the planned memory accesses of `request` from `cursor` on, one
-  // after another in this thread: write-backs, then fills and direct accesses. Returns the first
+  // after another in this thread: write-backs, then fills and direct accesses. The pieces of one
+  // run split only by their homes (two partitions) go together (issue_pieces). Returns the first
   // error response of memory, or TLM_OK_RESPONSE.
   tlm::tlm_response_status perform_serially(Access& access, const T3Extension& extension,
                                             const Request& request, sc_core::sc_time& cursor) {
     tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;
     write_back(access, extension, cursor, error);
-    for (Transit* transit : access.reads) {
+    const std::vector<Transit*>& reads = access.reads;
+    for (std::size_t k = 0; k < reads.size();) {
+      std::size_t next = k + 1;
+      while (next < reads.size() && split_by_home(*reads[next - 1], *reads[next])) ++next;
+      if (next > k + 1) {
+        issue_pieces(access, k, next, extension, request, cursor, error);
+        k = next;
+        continue;
+      }
+      Transit* transit = reads[k++];
       if (transit->kind == Kind::Direct) {
         issue(*transit, extension, transit->write, data_of(*transit, request), cursor, error);
       } else {
@@ -680,6 +699,33 @@ struct L2Cache::Impl {
       finish(*transit);
     }
     return error;
+  }
+
+  // Whether `second` continues `first`'s run and was kept apart only for its other home
+  // (add_read merges everything else that is contiguous, so never with one partition).
+  static bool split_by_home(const Transit& first, const Transit& second) {
+    return first.kind == second.kind && first.write == second.write && first.end == second.begin;
+  }
+
+  // The serial path's reads [k, next) of `access`, pieces of one run in alternating homes, all at
+  // `cursor` (the first in this thread, the others in lanes); `cursor` becomes the last one's
+  // completion. With one partition the run would be one memory access; the hardware moves 32 B
+  // sectors, each to its own home, so the coarse request's split costs no extra round trips.
+  void issue_pieces(Access& access, std::size_t k, std::size_t next, const T3Extension& extension,
+                    const Request& request, sc_core::sc_time& cursor,
+                    tlm::tlm_response_status& error) {
+    Join join;
+    join.latest = cursor;
+    for (std::size_t j = k + 1; j < next; ++j) {
+      Transit& transit = *access.reads[j];
+      start_lane(transit, extension, data_of(transit, request), cursor, &join, &request);
+    }
+    Transit& first = *access.reads[k];
+    ++join.remaining;
+    carry(first, extension, data_of(first, request), cursor, &join, &request);
+    while (join.remaining > 0) sc_core::wait(join.done);
+    cursor = join.latest;
+    if (error == tlm::TLM_OK_RESPONSE) error = join.error;
   }
 
   // Where a read or direct access's bytes come from or go: the fill's staging copy, or the
@@ -914,6 +960,26 @@ struct L2Cache::Impl {
   ErrorLog lost_writebacks;          // posted write-backs memory answered with an error
 };
 
+// One home's share of an access spanning both homes, served in a lane of its own.
+struct L2Cache::Piece {
+  tlm::tlm_generic_payload payload;
+  Span span;
+  sc_core::sc_time arrival;
+  PieceJoin* join = nullptr;
+};
+
+// What an access spanning both homes waits on while its other pieces are in lanes.
+struct L2Cache::PieceJoin {
+  int remaining = 0;                                       // pieces in lanes not done yet
+  sc_core::sc_time completion;                             // the latest completion so far
+  tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;  // the first error response
+  sc_core::sc_event done;                                  // notified when `remaining` reaches 0
+  void add(sc_core::sc_time piece_completion, tlm::tlm_response_status piece_status) {
+    completion = std::max(completion, piece_completion);
+    if (status == tlm::TLM_OK_RESPONSE) status = piece_status;
+  }
+};
+
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode mode,
                  std::uint64_t window_base, std::uint64_t window_size, std::uint16_t gpu)
     : sc_core::sc_module(name),
@@ -941,6 +1007,8 @@ L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode m
     }
     parts_[0]->far = parts_[1].get();
     parts_[1]->far = parts_[0].get();
+    pieces_ = std::make_unique<LanePool<Piece>>(Impl::lane_prefix(this->name(), 0) + "_pieces",
+                                                [this](Piece& piece) { serve_piece(piece); });
   }
   in.register_b_transport(this, &L2Cache::b_transport);
   in.register_transport_dbg(this, &L2Cache::transport_dbg);
@@ -979,52 +1047,91 @@ void L2Cache::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& d
 }
 
 // Stores, updates and uncached accesses go to the home partition of each granule they touch
-// (consecutive granules of one home as one piece). The pieces leave at the access's arrival, one
-// after another in this thread; the access completes with the last. After a store or bypass piece,
-// the other partition's copy is dropped.
+// (consecutive granules of one home as one piece). The pieces all leave at the access's arrival,
+// together: the first in this thread, the others in lanes of their own, and the access completes
+// with the last. The hardware's requests are 32 B sectors, each sent to its own home at once; the
+// model's coarse requests (up to 64 KiB) are split at the granules, and their pieces must not
+// queue one behind the other.
 void L2Cache::to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
-  const T3Extension extension = T3Extension::get(payload);
-  const bool invalidates = extension.op != Op::Read || extension.cache_hint == CacheHint::Uncached;
   const sc_core::sc_time arrival = sc_core::sc_time_stamp() + delay;
   const std::uint64_t base = parts_[0]->base;
   const std::uint64_t begin = payload.get_address() - base;
   const std::uint64_t end = begin + payload.get_data_length();
-  unsigned char* data = payload.get_data_ptr();
-  sc_core::sc_time completion = arrival;
-  tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;
   const std::uint64_t granule = std::uint64_t{1} << granule_shift_;
-  std::uint64_t b = begin;
-  while (b < end) {
+  std::vector<Span> spans;
+  for (std::uint64_t b = begin; b < end;) {
     const int home = parts_[0]->home_of(b);
     std::uint64_t e = std::min(end, (b | (granule - 1)) + 1);
     while (e < end && parts_[0]->home_of(e) == home) e = std::min(end, e + granule);
-    const bool whole = b == begin && e == end;
-    tlm::tlm_generic_payload piece;
-    tlm::tlm_generic_payload& target = whole ? payload : piece;
-    if (!whole) {
-      piece.set_address(base + b);
-      piece.set_data_ptr(data ? data + (b - begin) : nullptr);
-      piece.set_data_length(static_cast<unsigned>(e - b));
-      piece.set_streaming_width(static_cast<unsigned>(e - b));
-      T3Extension::set(piece, extension);
-    }
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    sc_core::sc_time piece_delay = arrival > now ? arrival - now : sc_core::SC_ZERO_TIME;
-    parts_[static_cast<std::size_t>(home)]->serve_checked(target, piece_delay);
-    completion = std::max(completion, sc_core::sc_time_stamp() + piece_delay);
-    if (target.is_response_error() && status == tlm::TLM_OK_RESPONSE) {
-      status = target.get_response_status();
-    }
-    if (invalidates) {
-      parts_[static_cast<std::size_t>(1 - home)]->drop(
-          b, e, extension.op == Op::Update || extension.cache_hint == CacheHint::Uncached,
-          extension);
-    }
+    spans.push_back({b, e, home});
     b = e;
   }
+  PieceJoin join;
+  join.completion = arrival;
+  if (spans.size() == 1) {
+    const sc_core::sc_time completion = serve_at_home(payload, spans.front(), arrival);
+    join.add(completion, payload.get_response_status());
+  } else {
+    for (std::size_t k = 1; k < spans.size(); ++k) {
+      Piece& piece = pieces_->acquire();
+      shape_piece(piece.payload, payload, spans[k]);
+      piece.span = spans[k];
+      piece.arrival = arrival;
+      piece.join = &join;
+      ++join.remaining;
+      pieces_->start(piece);
+    }
+    tlm::tlm_generic_payload first;
+    shape_piece(first, payload, spans.front());
+    const sc_core::sc_time completion = serve_at_home(first, spans.front(), arrival);
+    join.add(completion, first.get_response_status());
+    while (join.remaining > 0) sc_core::wait(join.done);
+  }
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  delay = completion > now ? completion - now : sc_core::SC_ZERO_TIME;
-  payload.set_response_status(status);
+  delay = join.completion > now ? join.completion - now : sc_core::SC_ZERO_TIME;
+  payload.set_response_status(join.status);
+}
+
+// `piece` becomes the part `span` of `whole`, with its extension.
+void L2Cache::shape_piece(tlm::tlm_generic_payload& piece, const tlm::tlm_generic_payload& whole,
+                          const Span& span) const {
+  const std::uint64_t begin = whole.get_address() - parts_[0]->base;
+  unsigned char* data = whole.get_data_ptr();
+  const auto length = static_cast<unsigned>(span.end - span.begin);
+  piece.set_address(whole.get_address() + (span.begin - begin));
+  piece.set_data_ptr(data ? data + (span.begin - begin) : nullptr);
+  piece.set_data_length(length);
+  piece.set_streaming_width(length);
+  piece.set_byte_enable_ptr(nullptr);
+  piece.set_byte_enable_length(0);
+  piece.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  T3Extension::set(piece, T3Extension::get(whole));
+}
+
+// Serves `piece` (the part `span` of an access arriving at `arrival`) at its home and, for a
+// store or bypass, drops the other partition's copy of it; returns the piece's completion.
+sc_core::sc_time L2Cache::serve_at_home(tlm::tlm_generic_payload& piece, const Span& span,
+                                        sc_core::sc_time arrival) {
+  const T3Extension extension = T3Extension::get(piece);
+  const bool bypass = extension.op == Op::Update || extension.cache_hint == CacheHint::Uncached;
+  const bool invalidates = extension.op != Op::Read || bypass;
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  sc_core::sc_time delay = arrival > now ? arrival - now : sc_core::SC_ZERO_TIME;
+  parts_[static_cast<std::size_t>(span.home)]->serve_checked(piece, delay);
+  const sc_core::sc_time completion = sc_core::sc_time_stamp() + delay;
+  if (invalidates) {
+    parts_[static_cast<std::size_t>(1 - span.home)]->drop(span.begin, span.end, bypass, extension);
+  }
+  return completion;
+}
+
+// A lane's piece: served, added to its access's join, which it wakes if it was the last.
+void L2Cache::serve_piece(Piece& piece) {
+  PieceJoin& join = *piece.join;
+  const sc_core::sc_time completion = serve_at_home(piece.payload, piece.span, piece.arrival);
+  join.add(completion, piece.payload.get_response_status());
+  pieces_->release(piece);
+  if (--join.remaining == 0) join.done.notify();
 }
 
 unsigned L2Cache::transport_dbg(tlm::tlm_generic_payload& payload) {

@@ -10,9 +10,10 @@
 // partition serves half the SMs and is the home (point of coherence) of half the addresses. An
 // SM's read goes to its own partition, which fills a line homed in the other from that one over
 // the fabric, so a line read from both sides holds a line in each; a read of another requester
-// (DMA engine, peer, host) enters at the home of its first byte. Stores and uncached accesses go
-// to the home partition of each granule they touch; a store invalidates the other partition's
-// copy, which is therefore always clean.
+// (DMA engine, peer, host) enters at the home of its first byte. A far copy costs the fabric both
+// ways and the home's banks on top of the near lookup, not a second hit latency. Stores and
+// uncached accesses go to the home partition of each granule they touch, all pieces at once; a
+// store invalidates the other partition's copy, which is therefore always clean.
 #pragma once
 
 #include <array>
@@ -30,6 +31,9 @@
 #include "tlm_interconnect/payload.h"
 
 namespace t3 {
+
+template <typename Lane>
+class LanePool;
 
 // Counters per traffic class of the requester (index with static_cast<int>(TrafficClass)).
 // Memory traffic the L2 generates (fills, write-backs) is charged to the requester that caused it.
@@ -84,10 +88,23 @@ class L2Cache : public sc_core::sc_module {
   // The partition a cached read enters: an SM of this GPU's own side's, every other requester's
   // (through the hub) the home of `address`.
   int partition_of(const T3Extension& extension, std::uint64_t address) const;
-  // With two partitions: an access to the home partitions of its pieces, one after another.
+  // With two partitions: an access to the home partitions of its pieces, all at once.
   void to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  // Window offsets [begin, end) of an access, all homed in partition `home`.
+  struct Span {
+    std::uint64_t begin = 0, end = 0;
+    int home = 0;
+  };
+  struct Piece;
+  struct PieceJoin;
+  void shape_piece(tlm::tlm_generic_payload& piece, const tlm::tlm_generic_payload& whole,
+                   const Span& span) const;
+  sc_core::sc_time serve_at_home(tlm::tlm_generic_payload& piece, const Span& span,
+                                 sc_core::sc_time arrival);
+  void serve_piece(Piece& piece);
   nlohmann::json partitions_report() const;
   std::vector<std::unique_ptr<Impl>> parts_;
+  std::unique_ptr<LanePool<Piece>> pieces_;  // with two partitions: pieces beside the first
   std::uint16_t gpu_;
   std::int64_t sm_group_;
   unsigned granule_shift_;

@@ -1413,15 +1413,20 @@ TEST_CASE("L2 with two partitions: a store from one side is seen by a later read
   CHECK(bench.l2.pending() == 0);
 }
 
-// A read from the far side of a line its home holds costs the fabric both ways on top of two
-// lookups; one from the home side, a single lookup.
-TEST_CASE("L2 with two partitions: a far copy costs two lookups and the fabric round trip",
-          "[l2]") {
-  const L2Config config = partitioned_l2();
+// A read from the far side of a line costs one hit latency, in the reader's partition: the home
+// adds its banks and the fabric both ways, whether it holds the line or fetches it from memory.
+// On either miss path.
+namespace {
+
+void check_far_latencies(L2MissPath miss_path) {
+  L2Config config = partitioned_l2();
+  config.miss_path = miss_path;
   Bench bench("bench", config, small_hbm(), SimMode::Timing);
   std::uint64_t line = 0;
   while (bench.l2.home_of(line) != 0) line += 128;
-  sc_time near_hit, far_fill;
+  std::uint64_t cold = line + 128 * 64;  // not read before, and also homed in partition 0
+  while (bench.l2.home_of(cold) != 0) cold += 128;
+  sc_time near_hit, far_fill, far_miss;
   Bench::thread([&] {
     bench.run(Bench::by_sm(Bench::read(), 0), line, 128);  // into its home, partition 0
     sc_time start = sc_time_stamp();
@@ -1430,9 +1435,118 @@ TEST_CASE("L2 with two partitions: a far copy costs two lookups and the fabric r
     start = sc_time_stamp();
     bench.run(Bench::by_sm(Bench::read(), 1), line, 128);  // partition 1 misses, 0 hits
     far_fill = sc_time_stamp() - start;
+    start = sc_time_stamp();
+    bench.run(Bench::by_sm(Bench::read(), 1), cold, 128);  // both miss: 0 fills from memory
+    far_miss = sc_time_stamp() - start;
   });
   sc_core::sc_start();
-  const double lookup = bank_ns(config, 128) + config.hit_latency_ns;  // one line, one bank
-  CHECK(near_hit.to_seconds() * 1e9 == Approx(lookup));
-  CHECK(far_fill.to_seconds() * 1e9 == Approx(2 * lookup + 2 * config.fabric_latency_ns));
+  CHECK(bench.l2.pending() == 0);
+  const double bank = bank_ns(config, 128);  // one line, one bank
+  const double fabric = 2 * config.fabric_latency_ns;
+  const double memory = small_hbm().latency_ns + channel_ns(small_hbm(), 128);
+  CHECK(near_hit == ns(bank + config.hit_latency_ns));
+  // Not a second hit latency at the home (2 x 24 + 20 ns before).
+  CHECK(far_fill == near_hit + ns(bank + fabric));
+  CHECK(far_fill == ns(48));
+  CHECK(far_miss == near_hit + ns(bank + fabric + memory));
+}
+
+}  // namespace
+
+TEST_CASE("L2 with two partitions: a far copy costs the near hit, the home's banks and the fabric",
+          "[l2]") {
+  check_far_latencies(L2MissPath::Serial);
+}
+
+TEST_CASE(
+    "L2 with two partitions, concurrent: a far copy costs the near hit, the home's banks "
+    "and the fabric",
+    "[l2]") {
+  check_far_latencies(L2MissPath::Concurrent);
+}
+
+// An access spanning both homes is served by the two at once: it completes as its slower home's
+// share alone does, not after the two in turn. Each op on fresh granules: 4m and 4m + 1 alone,
+// then 4m + 2 and 4m + 3 in one access (each pair has one granule of each home: the parity of
+// the granule index's bits); the shares alone take as long as the pieces do.
+namespace {
+
+void check_spanning_accesses(L2MissPath miss_path) {
+  L2Config config = partitioned_l2();
+  config.miss_path = miss_path;
+  Bench bench("bench", config, small_hbm(), SimMode::Timing);
+  const auto granule = static_cast<unsigned>(config.partition_granule_bytes);
+  const std::vector<Bench::Access> ops = {Bench::uncached(Op::Read), Bench::uncached(Op::Write),
+                                          Bench::write(), Bench::update()};
+  std::vector<sc_time> first(ops.size()), second(ops.size()), both(ops.size());
+  Bench::thread([&] {
+    const auto latency = [&](const Bench::Access& access, std::uint64_t offset, unsigned bytes) {
+      const sc_time start = sc_time_stamp();
+      bench.run(access, offset, bytes);
+      return sc_time_stamp() - start;
+    };
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const std::uint64_t at = 8 * k * granule;
+      first[k] = latency(ops[k], at, granule);
+      second[k] = latency(ops[k], at + granule, granule);
+      both[k] = latency(ops[k], at + 2 * granule, 2 * granule);
+    }
+  });
+  sc_core::sc_start();
+  CHECK(bench.l2.pending() == 0);
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    INFO("op " << static_cast<int>(ops[k].op) << ", hint " << static_cast<int>(ops[k].hint));
+    CHECK(bench.l2.home_of(8 * k * granule) != bench.l2.home_of((8 * k + 1) * granule));
+    CHECK(bench.l2.home_of((8 * k + 2) * granule) != bench.l2.home_of((8 * k + 3) * granule));
+    CHECK(first[k] > SC_ZERO_TIME);
+    CHECK(first[k] == second[k]);
+    CHECK(both[k] == std::max(first[k], second[k]));
+    CHECK(both[k] < first[k] + second[k]);
+  }
+}
+
+// A cached read spanning both homes that misses: its reader's partition looks up every line,
+// then fetches the lines homed there from memory and those homed in the other over the fabric,
+// both at once.
+void check_spanning_fill(L2MissPath miss_path) {
+  L2Config config = partitioned_l2();
+  config.miss_path = miss_path;
+  Bench bench("bench", config, small_hbm(), SimMode::Timing);
+  const auto granule = static_cast<unsigned>(config.partition_granule_bytes);
+  sc_time both;
+  Bench::thread([&] {
+    const sc_time start = sc_time_stamp();
+    bench.run(Bench::by_sm(Bench::read(), 0), 0, 2 * granule);  // granule 0 homed in 0, 1 in 1
+    both = sc_time_stamp() - start;
+  });
+  sc_core::sc_start();
+  CHECK(bench.l2.pending() == 0);
+  const HbmConfig hbm = small_hbm();
+  const double memory = hbm.latency_ns + channel_ns(hbm, granule);  // a granule in one channel
+  // Partition 0 (SM 0's) has two banks: the four lines in 2 x 4 ns.
+  const double lookup = bank_ns(config, 2.0 * granule) / 2 + config.hit_latency_ns;
+  // Granule 1 from partition 1: the fabric both ways, its two lines in its two banks, memory.
+  const double far = 2 * config.fabric_latency_ns + bank_ns(config, granule) / 2 + memory;
+  CHECK(both == ns(lookup + std::max(memory, far)));
+  CHECK(both == ns(110));  // 28 + 58 + 102 one after the other before
+}
+
+}  // namespace
+
+TEST_CASE("L2 with two partitions serves an access spanning both homes in both at once", "[l2]") {
+  check_spanning_accesses(L2MissPath::Serial);
+}
+
+TEST_CASE("L2 with two partitions, concurrent: an access spanning both homes in both at once",
+          "[l2]") {
+  check_spanning_accesses(L2MissPath::Concurrent);
+}
+
+TEST_CASE("L2 with two partitions fills a read spanning both homes from both at once", "[l2]") {
+  check_spanning_fill(L2MissPath::Serial);
+}
+
+TEST_CASE("L2 with two partitions, concurrent: fills a read spanning both homes from both at once",
+          "[l2]") {
+  check_spanning_fill(L2MissPath::Concurrent);
 }
