@@ -38,6 +38,19 @@ int index(TrafficClass traffic_class) {
   return static_cast<int>(traffic_class);
 }
 
+// What an access waits on while parts of it are in lanes of their own: memory accesses on the
+// concurrent miss path, pieces at their homes with two partitions.
+struct Join {
+  int remaining = 0;                                      // parts not done yet
+  sc_core::sc_time latest;                                // the latest completion so far
+  tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;  // the first error response
+  sc_core::sc_event done;                                 // notified when `remaining` reaches 0
+  void add(sc_core::sc_time completion, tlm::tlm_response_status status) {
+    latest = std::max(latest, completion);
+    if (error == tlm::TLM_OK_RESPONSE) error = status;
+  }
+};
+
 }  // namespace
 
 // The L2 in parts, as a memory controller is split into its scheduler, bank machines and
@@ -94,12 +107,6 @@ struct L2Cache::Impl {
     std::uint64_t hits = 0, misses = 0;
   };
   // What an access waits on while its memory accesses are in lanes.
-  struct Join {
-    int remaining = 0;                                      // memory accesses not back yet
-    sc_core::sc_time latest;                                // the latest completion so far
-    tlm::tlm_response_status error = tlm::TLM_OK_RESPONSE;  // memory's first error response
-    sc_core::sc_event done;                                 // notified when `remaining` reaches 0
-  };
   // One memory access in a lane's thread, from its issue to its completion.
   struct MemoryLane {
     Transit* transit = nullptr;
@@ -778,8 +785,7 @@ struct L2Cache::Impl {
     if (transit.kind == Kind::Writeback) {
       release_writeback(transit, error);
     } else if (join) {
-      join->latest = std::max(join->latest, transit.ready);
-      if (join->error == tlm::TLM_OK_RESPONSE) join->error = error;
+      join->add(transit.ready, error);
     }
     finish(transit);
     if (join && --join->remaining == 0) join->done.notify();
@@ -969,16 +975,7 @@ struct L2Cache::Piece {
 };
 
 // What an access spanning both homes waits on while its other pieces are in lanes.
-struct L2Cache::PieceJoin {
-  int remaining = 0;                                       // pieces in lanes not done yet
-  sc_core::sc_time completion;                             // the latest completion so far
-  tlm::tlm_response_status status = tlm::TLM_OK_RESPONSE;  // the first error response
-  sc_core::sc_event done;                                  // notified when `remaining` reaches 0
-  void add(sc_core::sc_time piece_completion, tlm::tlm_response_status piece_status) {
-    completion = std::max(completion, piece_completion);
-    if (status == tlm::TLM_OK_RESPONSE) status = piece_status;
-  }
-};
+struct L2Cache::PieceJoin : Join {};
 
 L2Cache::L2Cache(sc_core::sc_module_name name, const L2Config& config, SimMode mode,
                  std::uint64_t window_base, std::uint64_t window_size, std::uint16_t gpu)
@@ -1067,7 +1064,7 @@ void L2Cache::to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& dela
     b = e;
   }
   PieceJoin join;
-  join.completion = arrival;
+  join.latest = arrival;
   if (spans.size() == 1) {
     const sc_core::sc_time completion = serve_at_home(payload, spans.front(), arrival);
     join.add(completion, payload.get_response_status());
@@ -1088,8 +1085,8 @@ void L2Cache::to_homes(tlm::tlm_generic_payload& payload, sc_core::sc_time& dela
     while (join.remaining > 0) sc_core::wait(join.done);
   }
   const sc_core::sc_time now = sc_core::sc_time_stamp();
-  delay = join.completion > now ? join.completion - now : sc_core::SC_ZERO_TIME;
-  payload.set_response_status(join.status);
+  delay = join.latest > now ? join.latest - now : sc_core::SC_ZERO_TIME;
+  payload.set_response_status(join.error);
 }
 
 // `piece` becomes the part `span` of `whole`, with its extension.
