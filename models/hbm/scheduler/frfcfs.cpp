@@ -4,7 +4,7 @@
 
 namespace t3 {
 
-std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
+std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
   const int wanted = drain_.update(queue, allowed) ? 1 : 0;
   // Indices by direction ([write?]), kNone for none found (plain integers keep the scan's state in
   // registers). The scan stops at the first admitted row hit of the wanted direction: nothing
@@ -43,7 +43,7 @@ std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admis
       if (found != kNone) return found;
     }
   }
-  return std::nullopt;  // the policy admitted a class with nothing queued
+  return kNoChoice;  // the policy admitted a class with nothing queued
 }
 
 }  // namespace t3
