@@ -29,6 +29,11 @@ constexpr std::size_t kReportedRejections = 16;
 // Times inside the controller are counted in time-resolution units: an entry's service is
 // integer arithmetic, and an sc_time is made only where the kernel needs one (a notification).
 using Ticks = sc_core::sc_time::value_type;
+// No time booked or asked for. The per-decision state is plain integers with sentinels, not
+// std::optional: GCC sets an optional's flag with a byte store and copies it with a wider load,
+// which stalls on that store (BankScheduler::kNoChoice).
+constexpr Ticks kNoTime = ~Ticks{0};
+constexpr std::size_t kNoChoice = BankScheduler::kNoChoice;
 
 }  // namespace
 
@@ -43,9 +48,9 @@ struct MemoryController::Impl {
   struct Queue {
     explicit Queue(RequestQueue requests) : requests(std::move(requests)) {}
     RequestQueue requests;
-    Ticks free_at = 0;               // data bus free from here on
-    std::optional<Ticks> retry_at;   // the policy declined and asked to be re-asked
-    std::optional<Ticks> scheduled;  // the wake-up booked in the calendar, if any
+    Ticks free_at = 0;          // data bus free from here on
+    Ticks retry_at = kNoTime;   // the policy declined and asked to be re-asked
+    Ticks scheduled = kNoTime;  // the wake-up booked in the calendar, if any
     std::unique_ptr<ArbitrationPolicy> policy;
     bool admits_everything = false;            // policy->admits_everything(), kept beside the queue
     std::unique_ptr<BankScheduler> scheduler;  // bank model only, as is `bank`
@@ -174,12 +179,12 @@ struct MemoryController::Impl {
   }
 
   // What queue q may serve now: the policy's pick (simple model), or the bank scheduler's choice
-  // among what the policy admits (bank model).
-  std::optional<std::size_t> choose(Queue& q, sc_core::sc_time now) {
-    if (!banked) return q.policy->pick(q.requests.view(), now);
+  // among what the policy admits (bank model); kNoChoice for none.
+  std::size_t choose(Queue& q, sc_core::sc_time now) {
+    if (!banked) return q.policy->pick(q.requests.view(), now).value_or(kNoChoice);
     const Admissible allowed =
         q.admits_everything ? Admissible{} : q.policy->admissible(q.requests.view(), now);
-    if (allowed.none()) return std::nullopt;
+    if (allowed.none()) return kNoChoice;
     return q.scheduler->choose(q.requests, allowed);
   }
 
@@ -252,31 +257,31 @@ struct MemoryController::Impl {
   void serve_queue(int k, sc_core::sc_time now) {
     Queue& q = queues[to_size(k)];
     const Ticks ticks = now.value();
-    if (q.scheduled && *q.scheduled <= ticks) q.scheduled.reset();  // its wake-up has come
+    if (q.scheduled <= ticks) q.scheduled = kNoTime;  // its wake-up has come
     while (q.free_at <= ticks && !q.requests.empty()) {
-      const std::optional<std::size_t> pick = choose(q, now);
-      if (!pick) {
+      const std::size_t pick = choose(q, now);
+      if (pick == kNoChoice) {
         const sc_core::sc_time retry = q.policy->retry_after();
         if (retry > sc_core::SC_ZERO_TIME) q.retry_at = ticks + retry.value();
         break;
       }
-      q.retry_at.reset();
-      if (!admitted(q, *pick)) {  // a watcher is full: the queue idles until it has space
+      q.retry_at = kNoTime;
+      if (!admitted(q, pick)) {  // a watcher is full: the queue idles until it has space
         calendar.hold(k);
         return;
       }
-      serve(q, *pick, now);
+      serve(q, pick, now);
     }
     if (q.requests.empty()) return;
-    std::optional<Ticks> at;
+    Ticks at = kNoTime;
     if (q.free_at > ticks) {
       at = q.free_at;
-    } else if (q.retry_at && *q.retry_at > ticks) {
+    } else if (q.retry_at != kNoTime && q.retry_at > ticks) {
       at = q.retry_at;
     }
-    if (at && q.scheduled != at) {  // one calendar entry per booked time
+    if (at != kNoTime && q.scheduled != at) {  // one calendar entry per booked time
       q.scheduled = at;
-      calendar.book(*at, k);
+      calendar.book(at, k);
     }
   }
 

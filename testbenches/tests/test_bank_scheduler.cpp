@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,12 +32,12 @@ namespace {
 class NewestFirst : public BankScheduler {
  public:
   const char* name() const override { return "newest-first"; }
-  std::optional<std::size_t> choose(const RequestQueue& queue, const Admissible& allowed) override {
+  std::size_t choose(const RequestQueue& queue, const Admissible& allowed) override {
     ++choices;
     for (std::size_t i = queue.size(); i-- > 0;) {
       if (allowed.allows(queue[i].traffic_class)) return i;
     }
-    return std::nullopt;
+    return kNoChoice;
   }
   static inline int choices = 0;  // over every instance: decisions taken
 };

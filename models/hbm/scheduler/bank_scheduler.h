@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,12 +20,15 @@ class BankScheduler {
  public:
   virtual ~BankScheduler() = default;
   virtual const char* name() const = 0;
+  // choose()'s answer when nothing queued is admitted. An index, not a std::optional: GCC builds
+  // an optional's flag with a byte store and copies it with a wider load, which waits for the
+  // store (a store-forwarding stall per decision, in the scheduler and again in its caller).
+  static constexpr std::size_t kNoChoice = ~std::size_t{0};
   // Index into `queue` (arrival order, never empty) of the entry to serve now, one of a class
   // `allowed` admits (its row hits, with Admissible::held_row_hits, also of a held-back class);
-  // nullopt if nothing queued is admitted. Called once per decision: a scheduler scans the queue
+  // kNoChoice if nothing queued is admitted. Called once per decision: a scheduler scans the queue
   // itself, so the model pays one virtual call per entry served, not per entry scanned.
-  virtual std::optional<std::size_t> choose(const RequestQueue& queue,
-                                            const Admissible& allowed) = 0;
+  virtual std::size_t choose(const RequestQueue& queue, const Admissible& allowed) = 0;
   // The queue's pseudo-channel, whose banks' readiness a scheduler may read (FR-FCFS's
   // look-ahead); the controller sets it before the first choose(). Without it (nullptr, a
   // scheduler tested on a queue alone) a scheduler sees the queue only.

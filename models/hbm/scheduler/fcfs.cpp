@@ -2,7 +2,7 @@
 
 namespace t3 {
 
-std::optional<std::size_t> Fcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
+std::size_t Fcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
   const int wanted = drain_.update(queue, allowed) ? 1 : 0;
   constexpr std::size_t kNone = ~std::size_t{0};
   std::size_t oldest[2] = {kNone, kNone};  // [write?]; the scan stops at the wanted direction's
@@ -17,7 +17,7 @@ std::optional<std::size_t> Fcfs::choose(const RequestQueue& queue, const Admissi
   for (int w : {first, 1 - first}) {
     if (oldest[w] != kNone) return oldest[w];
   }
-  return std::nullopt;  // the policy admitted a class with nothing queued
+  return kNoChoice;  // the policy admitted a class with nothing queued
 }
 
 }  // namespace t3

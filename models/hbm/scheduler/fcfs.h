@@ -12,7 +12,7 @@ class Fcfs : public BankScheduler {
  public:
   explicit Fcfs(const HbmConfig& config) : drain_(config) {}
   const char* name() const override { return "fcfs"; }
-  std::optional<std::size_t> choose(const RequestQueue& queue, const Admissible& allowed) override;
+  std::size_t choose(const RequestQueue& queue, const Admissible& allowed) override;
 
  private:
   WriteDrain drain_;

@@ -4,46 +4,72 @@
 
 namespace t3 {
 
-std::optional<std::size_t> FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
-  const int wanted = drain_.update(queue, allowed) ? 1 : 0;
-  // Indices by direction ([write?]), kNone for none found (plain integers keep the scan's state in
-  // registers). The scan stops at the first admitted row hit of the wanted direction: nothing
-  // later can be chosen over it.
-  constexpr std::size_t kNone = ~std::size_t{0};
-  std::size_t oldest[2] = {kNone, kNone}, hit[2] = {kNone, kNone}, held_hit[2] = {kNone, kNone};
+namespace {
+
+constexpr std::size_t kNone = BankScheduler::kNoChoice;
+
+// What the scan found in one direction (reads, or writes and updates): entry indices, kNone for
+// none found.
+struct Found {
+  std::size_t oldest = kNone;    // the oldest admitted entry
+  std::size_t hit = kNone;       // the oldest admitted row hit
+  std::size_t held_hit = kNone;  // the oldest row hit of a held-back class
   // The admitted miss to serve if no row hit is: the oldest, unless a younger one could activate
   // at least tRRD_L before every older miss could (then the youngest such ahead of the rest). It
   // fills the older ones' wait for their banks and moves none of their activations, so no miss
   // starves. `earliest` is the earliest activation of the misses scanned so far.
+  std::size_t ready = kNone;
+  std::uint64_t earliest = PseudoChannelTimer::kNever;
+};
+
+// A direction's choice: its row hit, then a held-back class's, then the look-ahead's miss, then
+// its oldest.
+std::size_t first_of(const Found& found) {
+  for (std::size_t index : {found.hit, found.held_hit, found.ready, found.oldest}) {
+    if (index != kNone) return index;
+  }
+  return kNone;
+}
+
+}  // namespace
+
+std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
+  const bool want_writes = drain_.update(queue, allowed);
+  // One Found per direction, each its own variable and the entry's direction choosing which the
+  // scan updates (not an array indexed by it), so they stay in registers: an indexed array made
+  // every entry wait for the store of the entry before. The scan stops at the first admitted row
+  // hit of the wanted direction: nothing later can be chosen over it.
+  Found reads, writes;
   const PseudoChannelTimer* const banks = banks_;
-  std::size_t ready[2] = {kNone, kNone};
-  constexpr std::uint64_t kNever = PseudoChannelTimer::kNever;
-  std::uint64_t earliest[2] = {kNever, kNever};
   const bool held_hits = allowed.held_row_hits;
-  for (std::size_t i = 0; i < queue.size(); ++i) {
-    const QueueEntry& entry = queue[i];
-    const int w = entry.write ? 1 : 0;
+  // Entry i in direction `found`; true if the scan stops there.
+  const auto visit = [&](Found& found, const QueueEntry& entry, std::size_t i, bool wanted) {
     if (allowed.allows(entry.traffic_class)) {
-      if (oldest[w] == kNone) oldest[w] = i;
+      if (found.oldest == kNone) found.oldest = i;
       if (entry.row_hit) {
-        if (hit[w] == kNone) hit[w] = i;
-        if (w == wanted) break;
-      } else if (banks != nullptr && !entry.watched) {
+        if (found.hit == kNone) found.hit = i;
+        return wanted;
+      }
+      if (banks != nullptr && !entry.watched) {
         const std::uint64_t at = banks->activate_ready(
             entry.span, static_cast<std::uint64_t>(entry.request.arrival.value()));
-        if (banks->activates_ahead(at, earliest[w])) ready[w] = i;
+        if (banks->activates_ahead(at, found.earliest)) found.ready = i;
       }
-    } else if (held_hits && held_hit[w] == kNone && entry.row_hit) {
-      held_hit[w] = i;
+    } else if (held_hits && found.held_hit == kNone && entry.row_hit) {
+      found.held_hit = i;
     }
+    return false;
+  };
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    const QueueEntry& entry = queue[i];
+    const bool stop =
+        entry.write ? visit(writes, entry, i, want_writes) : visit(reads, entry, i, !want_writes);
+    if (stop) break;
   }
-  const int first = drain_.draining() || oldest[0] == kNone ? 1 : 0;
-  for (int w : {first, 1 - first}) {
-    for (std::size_t found : {hit[w], held_hit[w], ready[w], oldest[w]}) {
-      if (found != kNone) return found;
-    }
-  }
-  return std::nullopt;  // the policy admitted a class with nothing queued
+  const bool writes_first = drain_.draining() || reads.oldest == kNone;
+  const std::size_t first = first_of(writes_first ? writes : reads);
+  if (first != kNone) return first;
+  return first_of(writes_first ? reads : writes);  // kNone: the policy admitted nothing queued
 }
 
 }  // namespace t3

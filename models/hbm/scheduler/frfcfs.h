@@ -22,7 +22,7 @@ class FrFcfs : public BankScheduler {
  public:
   explicit FrFcfs(const HbmConfig& config) : drain_(config) {}
   const char* name() const override { return "frfcfs"; }
-  std::optional<std::size_t> choose(const RequestQueue& queue, const Admissible& allowed) override;
+  std::size_t choose(const RequestQueue& queue, const Admissible& allowed) override;
 
  private:
   WriteDrain drain_;
