@@ -21,23 +21,26 @@ printf 'pattern,measured_GBps,tolerance\nread,%s,0.10\n' "$tenth" > "$work/outsi
 cp "$work/within/gemm.csv" "$work/outside/gemm.csv"
 printf 'pattern,measured_GBps,tolerance\nread,fast,0.10\n' > "$work/bad/hbm.csv"
 
-"$correlate" --binary "$t3sim" --data "$work/within" --only hbm,gemm > "$work/within.log" 2>&1
-code=$?
-if [ $code -ne 0 ]; then echo "within: exit $code, expected 0"; cat "$work/within.log"; exit 1; fi
-grep -q "2 of 2 model figures within their tolerance" "$work/within.log" || {
-  echo "within: no '2 of 2' summary"; cat "$work/within.log"; exit 1; }
+# expect NAME CODE PATTERN WHY ARGS...: runs the script on $work/NAME with ARGS, fails unless it
+# exits CODE and its log has a line matching PATTERN (WHY says what the line shows).
+expect() {
+  name=$1 expected=$2 pattern=$3 why=$4
+  shift 4
+  "$correlate" --binary "$t3sim" --data "$work/$name" "$@" > "$work/$name.log" 2>&1
+  code=$?
+  if [ $code -ne "$expected" ]; then
+    echo "$name: exit $code, expected $expected"; cat "$work/$name.log"; exit 1
+  fi
+  grep -q -- "$pattern" "$work/$name.log" || { echo "$name: $why"; cat "$work/$name.log"; exit 1; }
+}
 
-"$correlate" --binary "$t3sim" --data "$work/outside" --only hbm,gemm > "$work/outside.log" 2>&1
-code=$?
-if [ $code -ne 1 ]; then echo "outside: exit $code, expected 1"; cat "$work/outside.log"; exit 1; fi
-grep -q "OUTSIDE" "$work/outside.log" && grep -q "1 of 2 model figures within their tolerance; 1 outside" \
-  "$work/outside.log" || { echo "outside: the row is not marked"; cat "$work/outside.log"; exit 1; }
+expect within 0 "2 of 2 model figures within their tolerance" "no '2 of 2' summary" --only hbm,gemm
+expect outside 1 "1 of 2 model figures within their tolerance; 1 outside" \
+  "the row is not marked" --only hbm,gemm
+grep -q "OUTSIDE" "$work/outside.log" || { echo "outside: no OUTSIDE row"; cat "$work/outside.log"; exit 1; }
+expect bad 2 "hbm.csv' line 2: measured_GBps = 'fast' is not a number" \
+  "the message does not name the place" --only hbm
 
-"$correlate" --binary "$t3sim" --data "$work/bad" --only hbm > "$work/bad.log" 2>&1
-code=$?
-if [ $code -ne 2 ]; then echo "bad: exit $code, expected 2"; cat "$work/bad.log"; exit 1; fi
-grep -q "hbm.csv' line 2: measured_GBps = 'fast' is not a number" "$work/bad.log" || {
-  echo "bad: the message does not name the place"; cat "$work/bad.log"; exit 1; }
 # Interference: one small point, measured as the model's own figures with an 8 KiB probe step.
 # The same data with a 56 KiB step must put the probe's rate alone outside (the step reaches the
 # run), and rows of one GEMM with two steps are refused.
@@ -55,26 +58,12 @@ printf '%s\ntest,8,fc2,2048,1024,512,8,57344,%s,0.10,%s,0.05\n' "$header" "$1" "
 printf '%s\ntest,8,fc2,2048,1024,512,8,8192,%s,0.10,%s,0.05\ntest,8,fc2,2048,1024,512,16,57344,%s,0.10,%s,0.05\n' \
   "$header" "$1" "$2" "$1" "$2" > "$work/intf-mixed/interference.csv"
 
-"$correlate" --binary "$t3sim" --data "$work/intf-within" --only interference \
-  > "$work/intf-within.log" 2>&1
-code=$?
-if [ $code -ne 0 ]; then echo "interference within: exit $code, expected 0"; cat "$work/intf-within.log"; exit 1; fi
-grep -q "2 of 2 model figures within their tolerance" "$work/intf-within.log" || {
-  echo "interference within: no '2 of 2' summary (a probe row and an interference row)"
-  cat "$work/intf-within.log"; exit 1; }
-
-"$correlate" --binary "$t3sim" --data "$work/intf-step" --only interference \
-  > "$work/intf-step.log" 2>&1
-code=$?
-if [ $code -ne 1 ]; then echo "interference step: exit $code, expected 1"; cat "$work/intf-step.log"; exit 1; fi
+expect intf-within 0 "2 of 2 model figures within their tolerance" \
+  "no '2 of 2' summary (a probe row and an interference row)" --only interference
+expect intf-step 1 "streaming probe alone" "no probe row" --only interference
 grep -A3 "streaming probe alone" "$work/intf-step.log" | grep -q OUTSIDE || {
-  echo "interference step: the probe's rate with a 56 KiB step is not outside"
+  echo "intf-step: the probe's rate with a 56 KiB step is not outside"
   cat "$work/intf-step.log"; exit 1; }
-
-"$correlate" --binary "$t3sim" --data "$work/intf-mixed" --only interference \
-  > "$work/intf-mixed.log" 2>&1
-code=$?
-if [ $code -ne 2 ]; then echo "interference mixed: exit $code, expected 2"; cat "$work/intf-mixed.log"; exit 1; fi
-grep -q "has rows of stream_step_bytes 8192, 57344" "$work/intf-mixed.log" || {
-  echo "interference mixed: the message does not name the steps"; cat "$work/intf-mixed.log"; exit 1; }
+expect intf-mixed 2 "has rows of stream_step_bytes 8192, 57344" \
+  "the message does not name the steps" --only interference
 echo "correlate: exit 0 within, 1 outside, 2 on bad data"
