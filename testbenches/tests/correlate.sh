@@ -6,7 +6,8 @@
 # Usage: correlate.sh SCRIPT T3SIM WORKDIR
 set -u
 correlate=$1 t3sim=$2 work=$3
-rm -rf "$work" && mkdir -p "$work/within" "$work/outside" "$work/bad" || exit 1
+rm -rf "$work" && mkdir -p "$work/within" "$work/outside" "$work/bad" "$work/lower-above" \
+  "$work/lower-below" "$work/bad-bound" || exit 1
 "$t3sim" bandwidth --system h100-8 --pattern read --json "$work/read.json" >/dev/null || exit 1
 "$t3sim" gemm --system h100-8 --shape 512,256,128 --json "$work/gemm.json" >/dev/null || exit 1
 read_GBps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["measured_GBps"])' \
@@ -20,6 +21,15 @@ printf 'model,tp,sublayer,m,n,k,measured_us,tolerance\ntest,8,fc2,512,256,128,%s
 printf 'pattern,measured_GBps,tolerance\nread,%s,0.10\n' "$tenth" > "$work/outside/hbm.csv"
 cp "$work/within/gemm.csv" "$work/outside/gemm.csv"
 printf 'pattern,measured_GBps,tolerance\nread,fast,0.10\n' > "$work/bad/hbm.csv"
+# A measured lower bound (bound = lower): the model 30% above it is within, 20% below is not.
+below=$(python3 -c "print($read_GBps / 1.3)")
+above=$(python3 -c "print($read_GBps * 1.25)")
+printf 'pattern,measured_GBps,tolerance,bound\nread,%s,0.10,lower\n' "$below" \
+  > "$work/lower-above/hbm.csv"
+printf 'pattern,measured_GBps,tolerance,bound\nread,%s,0.10,lower\n' "$above" \
+  > "$work/lower-below/hbm.csv"
+printf 'pattern,measured_GBps,tolerance,bound\nread,%s,0.10,upper\n' "$read_GBps" \
+  > "$work/bad-bound/hbm.csv"
 
 # expect NAME CODE PATTERN WHY ARGS...: runs the script on $work/NAME with ARGS, fails unless it
 # exits CODE and its log has a line matching PATTERN (WHY says what the line shows).
@@ -40,6 +50,10 @@ expect outside 1 "1 of 2 model figures within their tolerance; 1 outside" \
 grep -q "OUTSIDE" "$work/outside.log" || { echo "outside: no OUTSIDE row"; cat "$work/outside.log"; exit 1; }
 expect bad 2 "hbm.csv' line 2: measured_GBps = 'fast' is not a number" \
   "the message does not name the place" --only hbm
+expect lower-above 0 ">= -10%  ok" "the model above a lower bound is not within" --only hbm
+expect lower-below 1 "1 outside" "the model below a lower bound is not outside" --only hbm
+expect bad-bound 2 "hbm.csv' line 2: bound = 'upper' is not one of value, lower" \
+  "the message does not name the bound" --only hbm
 
 # Interference: one small point, measured as the model's own figures with an 8 KiB probe step.
 # The same data with a 56 KiB step must put the probe's rate alone outside (the step reaches the
@@ -66,4 +80,4 @@ grep -A3 "streaming probe alone" "$work/intf-step.log" | grep -q OUTSIDE || {
   cat "$work/intf-step.log"; exit 1; }
 expect intf-mixed 2 "has rows of stream_step_bytes 8192, 57344" \
   "the message does not name the steps" --only interference
-echo "correlate: exit 0 within, 1 outside, 2 on bad data"
+echo "correlate: exit 0 within, 1 outside, 2 on bad data; lower bounds one-sided"
