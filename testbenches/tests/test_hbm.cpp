@@ -19,6 +19,7 @@
 #include "models/hbm/memory_controller.h"
 #include "models/hbm/policy/fcfs.h"
 #include "models/hbm/policy/priority.h"
+#include "models/hbm/service_calendar.h"
 #include "tlm_interconnect/element.h"
 
 using namespace t3;
@@ -437,6 +438,35 @@ TEST_CASE("HBM policies see a wrapped ring of entries as its requests in order",
   const Admissible allowed = compute_first.admissible(ring, SC_ZERO_TIME);
   CHECK(allowed.compute);
   CHECK_FALSE(allowed.communication);
+}
+
+TEST_CASE("HBM calendar wakes the queues booked by now, in queue order, once each", "[hbm]") {
+  ServiceCalendar calendar(8);
+  const auto ps = [](std::uint64_t t) { return sc_core::sc_time::from_value(t); };
+  // Bookings out of time order, several at one time, one queue booked twice at one time and again
+  // later (a retry rebooked: the earlier booking still wakes it).
+  calendar.book(300, 5);
+  calendar.book(100, 6);
+  calendar.book(200, 1);
+  calendar.book(100, 2);
+  calendar.book(200, 6);
+  calendar.book(100, 6);
+  calendar.book(400, 2);
+  CHECK(calendar.next() == std::optional<ServiceCalendar::Ticks>(100));
+  const auto woken = [&](std::uint64_t now) {
+    std::vector<int> served;
+    calendar.take_wakeups(ps(now));
+    calendar.serve_due([&](int k) { served.push_back(k); });
+    return served;
+  };
+  CHECK(woken(99).empty());
+  CHECK(woken(100) == std::vector<int>{2, 6});
+  CHECK(calendar.next() == std::optional<ServiceCalendar::Ticks>(200));
+  CHECK(woken(350) == std::vector<int>{1, 5, 6});  // the times 200 and 300 both passed
+  calendar.book(400, 0);
+  CHECK(calendar.next() == std::optional<ServiceCalendar::Ticks>(400));
+  CHECK(woken(400) == std::vector<int>{0, 2});
+  CHECK_FALSE(calendar.next());
 }
 
 TEST_CASE("HBM queue occupancy statistics match a hand-computed case", "[hbm]") {
