@@ -19,6 +19,7 @@
 #include "models/hbm/memory_controller.h"
 #include "models/hbm/policy/fcfs.h"
 #include "models/hbm/policy/priority.h"
+#include "models/hbm/request_queue.h"
 #include "models/hbm/service_calendar.h"
 #include "tlm_interconnect/element.h"
 
@@ -438,6 +439,37 @@ TEST_CASE("HBM policies see a wrapped ring of entries as its requests in order",
   const Admissible allowed = compute_first.admissible(ring, SC_ZERO_TIME);
   CHECK(allowed.compute);
   CHECK_FALSE(allowed.communication);
+}
+
+TEST_CASE("HBM request queue counts its row hits by direction and class as flags change", "[hbm]") {
+  QueueOccupancy occupancy(1);
+  RequestQueue queue(8, 0, occupancy);
+  const auto entry = [](bool write, TrafficClass c, bool hit) {
+    QueueEntry e;
+    e.write = write;
+    e.traffic_class = c;
+    e.row_hit = hit;
+    return e;
+  };
+  const auto hits = [&](bool write, TrafficClass c) { return queue.row_hits(write, c); };
+  queue.push(entry(false, TrafficClass::Compute, true), SC_ZERO_TIME);
+  queue.push(entry(true, TrafficClass::Compute, false), SC_ZERO_TIME);
+  queue.push(entry(true, TrafficClass::Communication, true), SC_ZERO_TIME);
+  queue.push(entry(false, TrafficClass::Compute, false), SC_ZERO_TIME);
+  CHECK(hits(false, TrafficClass::Compute) == 1);
+  CHECK(hits(true, TrafficClass::Compute) == 0);
+  CHECK(hits(true, TrafficClass::Communication) == 1);
+  CHECK(hits(false, TrafficClass::Communication) == 0);
+  queue.set_row_hit(1, true);   // a row opened
+  queue.set_row_hit(1, true);   // no change: counted once
+  queue.set_row_hit(0, false);  // a row closed
+  CHECK(queue[1].row_hit);
+  CHECK_FALSE(queue[0].row_hit);
+  CHECK(hits(true, TrafficClass::Compute) == 1);
+  CHECK(hits(false, TrafficClass::Compute) == 0);
+  queue.take(2, SC_ZERO_TIME);  // the communication write's hit leaves with it
+  CHECK(hits(true, TrafficClass::Communication) == 0);
+  CHECK(hits(true, TrafficClass::Compute) == 1);
 }
 
 TEST_CASE("HBM calendar wakes the queues booked by now, in queue order, once each", "[hbm]") {

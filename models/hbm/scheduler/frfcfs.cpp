@@ -31,10 +31,28 @@ std::size_t first_of(const Found& found) {
   return kNone;
 }
 
+// Whether `queue` holds a row hit of direction `write` of a class `allowed` admits.
+bool admitted_row_hits(const RequestQueue& queue, bool write, const Admissible& allowed) {
+  for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
+    if (allowed.allows(c) && queue.row_hits(write, c) > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
   const bool want_writes = drain_.update(queue, allowed);
+  // An admitted row hit in the wanted direction is the choice, the oldest of them: found without
+  // the look-ahead's bank readiness for the misses ahead of it.
+  if (admitted_row_hits(queue, want_writes, allowed)) {
+    for (std::size_t i = 0;; ++i) {
+      const QueueEntry& entry = queue[i];
+      if (entry.row_hit && entry.write == want_writes && allowed.allows(entry.traffic_class)) {
+        return i;
+      }
+    }
+  }
   // One Found per direction, each its own variable and the entry's direction choosing which the
   // scan updates (not an array indexed by it), so they stay in registers: an indexed array made
   // every entry wait for the store of the entry before. The scan stops at the first admitted row
