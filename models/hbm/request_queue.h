@@ -137,7 +137,7 @@ class RequestQueue {
   int queued(TrafficClass c) const { return queued_[static_cast<int>(c)]; }
   int writes(TrafficClass c) const { return writes_[static_cast<int>(c)]; }
   // Entries queued whose row_hit is set, of one direction (writes and updates, or reads) and class:
-  // FR-FCFS, finding one in the direction it wants, needs look at no bank's readiness.
+  // when one is in the direction FR-FCFS wants, it need not ask any bank's readiness.
   int row_hits(bool write, TrafficClass c) const { return row_hits_[write][static_cast<int>(c)]; }
   // Sets entry i's row_hit.
   void set_row_hit(std::size_t i, bool hit) {
