@@ -90,11 +90,25 @@ class DramAddressMap {
       return mask ? rest & (radix - 1) : rest % radix;
     }
   };
-  // The hash of one digit: `hash` applied to `input`'s value (the row, or every digit above).
+  // The hash of one digit: `hash` applied to `input`'s value (the row, or every digit above). The
+  // last input's hash is kept: an access's granules share the digits above theirs (a 16 KiB access
+  // of t3-paper spans the channels and pseudo-channels of one row), so consecutive decodings
+  // mostly ask the same, and a table lookup per input byte becomes a compare.
   struct DigitHash {
     Digit input;
     LinearHash hash;
-    int of(std::uint64_t granule) const { return static_cast<int>(hash(input.of(granule))); }
+    mutable std::uint64_t last_input = 0;
+    mutable int last = 0;
+    mutable bool known = false;  // last_input and last hold a hash
+    int of(std::uint64_t granule) const {
+      const std::uint64_t value = input.of(granule);
+      if (!known || value != last_input) {
+        last_input = value;
+        last = static_cast<int>(hash(value));
+        known = true;
+      }
+      return last;
+    }
   };
   // Sets the digits' hashes for hbm.bank.address_hash = kind.
   void hash_digits(AddressHash kind, std::uint64_t last_granule);

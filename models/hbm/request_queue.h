@@ -34,7 +34,8 @@ struct QueueEntry {
   bool write = false;     // a write or an update (an update ends in a write: it drains with them)
   TrafficClass traffic_class = TrafficClass::Compute;
   // Bank model: its row is open in every bank it touches. Kept up to date as rows open and close,
-  // so a scheduler reads a flag per entry instead of the banks' state.
+  // so a scheduler reads a flag per entry instead of the banks' state. Once queued, changed only
+  // through RequestQueue::set_row_hit, which counts the queue's row hits.
   bool row_hit = false;
   // Shown to the watchers before service (HbmTransaction::watched): one that refuses it idles the
   // queue, so FR-FCFS's look-ahead passes no older entry for it (the tracker admits in order).
@@ -135,6 +136,16 @@ class RequestQueue {
   // Entries queued (not waiting), and the writes and updates among them, of one class.
   int queued(TrafficClass c) const { return queued_[static_cast<int>(c)]; }
   int writes(TrafficClass c) const { return writes_[static_cast<int>(c)]; }
+  // Entries queued whose row_hit is set, of one direction (writes and updates, or reads) and class:
+  // when one is in the direction FR-FCFS wants, it need not ask any bank's readiness.
+  int row_hits(bool write, TrafficClass c) const { return row_hits_[write][static_cast<int>(c)]; }
+  // Sets entry i's row_hit.
+  void set_row_hit(std::size_t i, bool hit) {
+    QueueEntry& entry = entries_[i];
+    if (entry.row_hit == hit) return;
+    entry.row_hit = hit;
+    row_hits_[entry.write][static_cast<int>(entry.traffic_class)] += hit ? 1 : -1;
+  }
 
   // Adds an entry at the back; the queue must not be full.
   void push(const QueueEntry& entry, sc_core::sc_time now);
@@ -156,6 +167,7 @@ class RequestQueue {
   std::deque<QueueEntry> waiting_;
   std::array<int, kTrafficClasses> queued_{};
   std::array<int, kTrafficClasses> writes_{};
+  std::array<std::array<int, kTrafficClasses>, 2> row_hits_{};  // [write][class]
   std::size_t depth_;
   int channel_;
   QueueOccupancy* occupancy_;
@@ -181,6 +193,7 @@ inline void RequestQueue::count(const QueueEntry& entry, int delta, sc_core::sc_
   const int c = static_cast<int>(entry.traffic_class);
   queued_[c] += delta;
   if (entry.write) writes_[c] += delta;
+  if (entry.row_hit) row_hits_[entry.write][c] += delta;
   occupancy_->change(channel_, entry.traffic_class, delta, now);
 }
 

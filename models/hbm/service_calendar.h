@@ -38,8 +38,16 @@ class ServiceCalendar {
   }
   // Queue k to be served at `at` (a later activation); the caller books one time per queue.
   void book(Ticks at, int k) {
-    wakeups_.emplace_back(at, k);
-    std::push_heap(wakeups_.begin(), wakeups_.end(), std::greater<>());
+    // Bookings are near the earliest (a queue's bus frees within an entry's service): searched
+    // from there.
+    std::size_t i = wakeups_.size();
+    while (i > 0 && wakeups_[i - 1].at < at) --i;
+    if (i == 0 || wakeups_[i - 1].at != at) {
+      wakeups_.insert(wakeups_.begin() + static_cast<std::ptrdiff_t>(i), Wakeups{at, spare()});
+    } else {
+      --i;
+    }
+    wakeups_[i].queues.push_back(k);
   }
   // Queue k to be served at this activation.
   void mark_due(int k) {
@@ -52,9 +60,11 @@ class ServiceCalendar {
   void hold(int k) { held_.push_back(k); }
   // Marks due the queues whose booked time has come, and the held ones.
   void take_wakeups(sc_core::sc_time now) {
-    while (!wakeups_.empty() && wakeups_.front().first <= now.value()) {
-      std::pop_heap(wakeups_.begin(), wakeups_.end(), std::greater<>());
-      mark_due(wakeups_.back().second);
+    while (!wakeups_.empty() && wakeups_.back().at <= now.value()) {
+      std::vector<int>& queues = wakeups_.back().queues;
+      for (int k : queues) mark_due(k);
+      queues.clear();
+      spare_.push_back(std::move(queues));
       wakeups_.pop_back();
     }
     for (int k : held_) mark_due(k);
@@ -78,7 +88,7 @@ class ServiceCalendar {
   // The earliest booked wake-up or arrival, if any.
   std::optional<Ticks> next() const {
     std::optional<Ticks> next;
-    if (!wakeups_.empty()) next = wakeups_.front().first;
+    if (!wakeups_.empty()) next = wakeups_.back().at;
     if (!arrivals_.empty() && (!next || arrivals_.front().at.value() < *next)) {
       next = arrivals_.front().at.value();
     }
@@ -95,11 +105,27 @@ class ServiceCalendar {
     }
   };
 
-  std::vector<Arrival> arrivals_;               // min-heap by arrival time
-  std::vector<std::pair<Ticks, int>> wakeups_;  // min-heap: (time, queue) to serve
-  std::vector<int> due_;                        // queues to serve at this activation
-  std::vector<char> is_due_;                    // per queue: already in due_
-  std::vector<int> held_;                       // queues whose next request a watcher refused
+  // The queues booked for one time. Many wake at once (command times fall on the DRAM clock): a
+  // booking is one push to its time's list, where a heap of (time, queue) cost a sift per booking
+  // and per wake-up.
+  struct Wakeups {
+    Ticks at;
+    std::vector<int> queues;
+  };
+  // An empty list, reusing the capacity of one already taken.
+  std::vector<int> spare() {
+    if (spare_.empty()) return {};
+    std::vector<int> list = std::move(spare_.back());
+    spare_.pop_back();
+    return list;
+  }
+
+  std::vector<Arrival> arrivals_;        // min-heap by arrival time
+  std::vector<Wakeups> wakeups_;         // by time, the latest first (the earliest at the back)
+  std::vector<std::vector<int>> spare_;  // emptied lists, for reuse
+  std::vector<int> due_;                 // queues to serve at this activation
+  std::vector<char> is_due_;             // per queue: already in due_
+  std::vector<int> held_;                // queues whose next request a watcher refused
   std::uint64_t issue_order_ = 0;
 };
 

@@ -53,8 +53,8 @@ EntryService BankTiming::serve(const DramLocation& where, Op op, std::uint64_t a
     bool same_row = false;
     bool other_row = false;
     for (std::size_t i = 0; i < queue.size(); ++i) {
-      QueueEntry& queued = queue[i];
-      if (refreshed || queued.span.bank == where.bank) queued.row_hit = row_open(queued.span);
+      const QueueEntry& queued = queue[i];
+      if (refreshed || queued.span.bank == where.bank) queue.set_row_hit(i, row_open(queued.span));
       if (queued.span.bank == where.bank) {
         if (queued.span.row == where.row) {
           same_row = true;

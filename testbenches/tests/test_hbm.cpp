@@ -19,6 +19,8 @@
 #include "models/hbm/memory_controller.h"
 #include "models/hbm/policy/fcfs.h"
 #include "models/hbm/policy/priority.h"
+#include "models/hbm/request_queue.h"
+#include "models/hbm/service_calendar.h"
 #include "tlm_interconnect/element.h"
 
 using namespace t3;
@@ -437,6 +439,66 @@ TEST_CASE("HBM policies see a wrapped ring of entries as its requests in order",
   const Admissible allowed = compute_first.admissible(ring, SC_ZERO_TIME);
   CHECK(allowed.compute);
   CHECK_FALSE(allowed.communication);
+}
+
+TEST_CASE("HBM request queue counts its row hits by direction and class as flags change", "[hbm]") {
+  QueueOccupancy occupancy(1);
+  RequestQueue queue(8, 0, occupancy);
+  const auto entry = [](bool write, TrafficClass c, bool hit) {
+    QueueEntry e;
+    e.write = write;
+    e.traffic_class = c;
+    e.row_hit = hit;
+    return e;
+  };
+  const auto hits = [&](bool write, TrafficClass c) { return queue.row_hits(write, c); };
+  queue.push(entry(false, TrafficClass::Compute, true), SC_ZERO_TIME);
+  queue.push(entry(true, TrafficClass::Compute, false), SC_ZERO_TIME);
+  queue.push(entry(true, TrafficClass::Communication, true), SC_ZERO_TIME);
+  queue.push(entry(false, TrafficClass::Compute, false), SC_ZERO_TIME);
+  CHECK(hits(false, TrafficClass::Compute) == 1);
+  CHECK(hits(true, TrafficClass::Compute) == 0);
+  CHECK(hits(true, TrafficClass::Communication) == 1);
+  CHECK(hits(false, TrafficClass::Communication) == 0);
+  queue.set_row_hit(1, true);   // a row opened
+  queue.set_row_hit(1, true);   // no change: counted once
+  queue.set_row_hit(0, false);  // a row closed
+  CHECK(queue[1].row_hit);
+  CHECK_FALSE(queue[0].row_hit);
+  CHECK(hits(true, TrafficClass::Compute) == 1);
+  CHECK(hits(false, TrafficClass::Compute) == 0);
+  queue.take(2, SC_ZERO_TIME);  // the communication write's hit leaves with it
+  CHECK(hits(true, TrafficClass::Communication) == 0);
+  CHECK(hits(true, TrafficClass::Compute) == 1);
+}
+
+TEST_CASE("HBM calendar wakes the queues booked by now, in queue order, once each", "[hbm]") {
+  ServiceCalendar calendar(8);
+  const auto ps = [](std::uint64_t t) { return sc_core::sc_time::from_value(t); };
+  // Bookings out of time order, several at one time, one queue booked twice at one time and again
+  // later (a retry rebooked: the earlier booking still wakes it).
+  calendar.book(300, 5);
+  calendar.book(100, 6);
+  calendar.book(200, 1);
+  calendar.book(100, 2);
+  calendar.book(200, 6);
+  calendar.book(100, 6);
+  calendar.book(400, 2);
+  CHECK(calendar.next() == std::optional<ServiceCalendar::Ticks>(100));
+  const auto woken = [&](std::uint64_t now) {
+    std::vector<int> served;
+    calendar.take_wakeups(ps(now));
+    calendar.serve_due([&](int k) { served.push_back(k); });
+    return served;
+  };
+  CHECK(woken(99).empty());
+  CHECK(woken(100) == std::vector<int>{2, 6});
+  CHECK(calendar.next() == std::optional<ServiceCalendar::Ticks>(200));
+  CHECK(woken(350) == std::vector<int>{1, 5, 6});  // the times 200 and 300 both passed
+  calendar.book(400, 0);
+  CHECK(calendar.next() == std::optional<ServiceCalendar::Ticks>(400));
+  CHECK(woken(400) == std::vector<int>{0, 2});
+  CHECK_FALSE(calendar.next());
 }
 
 TEST_CASE("HBM queue occupancy statistics match a hand-computed case", "[hbm]") {

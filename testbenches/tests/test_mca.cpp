@@ -242,6 +242,26 @@ TEST_CASE("MCA starvation limit serves each communication request deferred that 
   CHECK(policy.stats().starvation_overrides == 2);
 }
 
+TEST_CASE("MCA keeps each deferral with its request when the queue is out of sequence order",
+          "[mca]") {
+  // The controller's queues are in sequence order and the policy finds each request's deferral by
+  // a merge; a queue that is not (sequences 7 then 3) must still find both.
+  McaConfig config = rules_alone();
+  config.threshold = 1;
+  config.starvation_ns = 2000;
+  McaPolicy policy(config);
+  std::vector<QueuedRequest> queue = {communication(7, 0), communication(3, 50), compute(9, 1000)};
+  CHECK(serve(policy, queue, 1000) == Pick(2));  // both deferred from 1000; gate shut
+  queue.push_back(compute(10, 1500));
+  queue.push_back(compute(11, 2500));
+  CHECK(serve(policy, queue, 2999) == Pick(2));  // deferred 1999 ns: compute 10
+  CHECK(serve(policy, queue, 3000) == Pick(0));  // communication 7, deferred 2000 ns
+  CHECK(serve(policy, queue, 3010) == Pick(0));  // communication 3, deferred as long, not from 2999
+  CHECK(policy.stats().starvation_overrides == 2);
+  CHECK(serve(policy, queue, 3020) == Pick(0));  // compute 11
+  CHECK(queue.empty());
+}
+
 TEST_CASE("MCA defers communication only once no older compute request is queued", "[mca]") {
   McaConfig config = rules_alone();
   config.threshold = 1;

@@ -26,26 +26,44 @@ McaPolicy::Decision McaPolicy::decide(QueueView queue, sc_core::sc_time now) {
   Decision d;
   std::int64_t queued_compute = 0, queued_communication = 0;
   bool urgent = false;  // urgent communication queued
-  std::optional<Age> compute_key, communication_key;
+  const bool deriving = stats_.derived && !threshold_known();
+  // The oldest of each class: its index (kNone: none yet) and its (arrival, sequence) in plain
+  // locals, not optional keys, which cost the scan a flag store and reload per entry.
+  constexpr std::size_t kNone = ~std::size_t{0};
+  struct Oldest {
+    std::size_t index = kNone;
+    sc_core::sc_time::value_type arrival = 0;
+    std::uint64_t sequence = 0;
+    void offer(const QueuedRequest& request, std::size_t i) {
+      const auto at = request.arrival.value();
+      if (index == kNone || at < arrival || (at == arrival && request.sequence < sequence)) {
+        index = i;
+        arrival = at;
+        sequence = request.sequence;
+      }
+    }
+  };
+  Oldest compute, communication;
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueuedRequest& request = queue[i];
-    const bool is_compute = request.traffic_class == TrafficClass::Compute;
-    if (is_compute) {
+    if (request.traffic_class == TrafficClass::Compute) {
       ++queued_compute;
-      if (!first_arrival_ || request.arrival < *first_arrival_) {
-        if (stats_.derived && !threshold_known()) first_arrival_ = request.arrival;
+      if (deriving && (!first_arrival_ || request.arrival < *first_arrival_)) {
+        first_arrival_ = request.arrival;
       }
+      compute.offer(request, i);
     } else {
       ++queued_communication;
       urgent = urgent || request.urgent;
-    }
-    auto& key = is_compute ? compute_key : communication_key;
-    const Age age{request.arrival, request.sequence};
-    if (!key || age < *key) {
-      key = age;
-      (is_compute ? d.compute : d.communication) = i;
+      communication.offer(request, i);
     }
   }
+  std::optional<Age> compute_key;
+  if (compute.index != kNone) {
+    d.compute = compute.index;
+    compute_key = Age{sc_core::sc_time::from_value(compute.arrival), compute.sequence};
+  }
+  if (communication.index != kNone) d.communication = communication.index;
   // The first stage's compute occupancy, sampled at its picks; fixed when the window closes.
   if (stats_.derived && !threshold_known() && first_arrival_) {
     if (now < *first_arrival_ + window_) {
@@ -86,13 +104,26 @@ std::optional<std::size_t> McaPolicy::track_deferral(QueueView queue,
   still.clear();
   std::optional<std::size_t> starved;
   std::optional<sc_core::sc_time> starved_since;
+  // The controller's queues hold their requests in sequence order, so deferred_ (built in queue
+  // order) is too, and a merge finds each request's record in one pass: not a search of deferred_
+  // per request. A queue out of sequence order (a test's) falls back to the search.
+  bool in_order = deferred_in_order_;
+  std::size_t record = 0;  // the merge's position in deferred_
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueuedRequest& request = queue[i];
     if (request.traffic_class == TrafficClass::Compute) continue;
     if (oldest_compute && !(Age{request.arrival, request.sequence} < *oldest_compute)) continue;
+    if (!still.empty() && still.back().first >= request.sequence) in_order = false;
     sc_core::sc_time since = now;
-    for (const auto& [sequence, at] : deferred_) {
-      if (sequence == request.sequence) since = at;
+    if (in_order) {
+      while (record < deferred_.size() && deferred_[record].first < request.sequence) ++record;
+      if (record < deferred_.size() && deferred_[record].first == request.sequence) {
+        since = deferred_[record].second;
+      }
+    } else {
+      for (const auto& [sequence, at] : deferred_) {
+        if (sequence == request.sequence) since = at;
+      }
     }
     still.emplace_back(request.sequence, since);
     if (now - since >= starvation_ && (!starved_since || since < *starved_since)) {
@@ -101,6 +132,7 @@ std::optional<std::size_t> McaPolicy::track_deferral(QueueView queue,
     }
   }
   deferred_.swap(still);
+  deferred_in_order_ = in_order;
   return starved;
 }
 

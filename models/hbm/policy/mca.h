@@ -119,7 +119,8 @@ class McaPolicy : public ArbitrationPolicy {
   // Communication requests deferred (rule 1) as of the last pick: (sequence, since).
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_;
   std::vector<std::pair<std::uint64_t, sc_core::sc_time>> deferred_scratch_;  // reused per pick
-  double first_window_sum_ = 0;  // q summed over the first window's picks
+  bool deferred_in_order_ = true;  // deferred_ by rising sequence (track_deferral's merge)
+  double first_window_sum_ = 0;    // q summed over the first window's picks
   McaStats stats_;
 };
 

@@ -31,24 +31,55 @@ std::size_t first_of(const Found& found) {
   return kNone;
 }
 
+// Whether `queue` holds a row hit of direction `write` of a class `allowed` admits.
+bool admitted_row_hits(const RequestQueue& queue, bool write, const Admissible& allowed) {
+  for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
+    if (allowed.allows(c) && queue.row_hits(write, c) > 0) return true;
+  }
+  return false;
+}
+
+// Entries queued in direction `write` of the classes `allowed` admits.
+int admitted(const RequestQueue& queue, bool write, const Admissible& allowed) {
+  int count = 0;
+  for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
+    if (!allowed.allows(c)) continue;
+    count += write ? queue.writes(c) : queue.queued(c) - queue.writes(c);
+  }
+  return count;
+}
+
 }  // namespace
 
 std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
   const bool want_writes = drain_.update(queue, allowed);
-  // One Found per direction, each its own variable and the entry's direction choosing which the
-  // scan updates (not an array indexed by it), so they stay in registers: an indexed array made
-  // every entry wait for the store of the entry before. The scan stops at the first admitted row
-  // hit of the wanted direction: nothing later can be chosen over it.
+  // An admitted row hit in the wanted direction is the choice, the oldest of them: found without
+  // the look-ahead's bank readiness for the misses ahead of it.
+  if (admitted_row_hits(queue, want_writes, allowed)) {
+    for (std::size_t i = 0;; ++i) {
+      const QueueEntry& entry = queue[i];
+      if (entry.row_hit && entry.write == want_writes && allowed.allows(entry.traffic_class)) {
+        return i;
+      }
+    }
+  }
+  // No admitted row hit in the wanted direction: the scan reads the whole queue. One Found per
+  // direction, each its own variable and the entry's direction choosing which the scan updates
+  // (not an array indexed by it), so they stay in registers: an indexed array made every entry
+  // wait for the store of the entry before. The other direction is chosen from only when the
+  // wanted one has no admitted entry, so while it has one the other's entries are passed over
+  // (their misses need no look-ahead).
   Found reads, writes;
   const PseudoChannelTimer* const banks = banks_;
   const bool held_hits = allowed.held_row_hits;
-  // Entry i in direction `found`; true if the scan stops there.
-  const auto visit = [&](Found& found, const QueueEntry& entry, std::size_t i, bool wanted) {
+  const bool both = admitted(queue, want_writes, allowed) == 0;
+  // Entry i in direction `found`.
+  const auto visit = [&](Found& found, const QueueEntry& entry, std::size_t i) {
     if (allowed.allows(entry.traffic_class)) {
       if (found.oldest == kNone) found.oldest = i;
       if (entry.row_hit) {
         if (found.hit == kNone) found.hit = i;
-        return wanted;
+        return;
       }
       if (banks != nullptr && !entry.watched) {
         const std::uint64_t at = banks->activate_ready(
@@ -58,13 +89,15 @@ std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed)
     } else if (held_hits && found.held_hit == kNone && entry.row_hit) {
       found.held_hit = i;
     }
-    return false;
   };
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueueEntry& entry = queue[i];
-    const bool stop =
-        entry.write ? visit(writes, entry, i, want_writes) : visit(reads, entry, i, !want_writes);
-    if (stop) break;
+    if (entry.write != want_writes && !both) continue;
+    if (entry.write) {
+      visit(writes, entry, i);
+    } else {
+      visit(reads, entry, i);
+    }
   }
   const bool writes_first = drain_.draining() || reads.oldest == kNone;
   const std::size_t first = first_of(writes_first ? writes : reads);
