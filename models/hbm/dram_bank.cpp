@@ -313,11 +313,22 @@ void RowCommandBus::drop_expected(const PseudoChannelTimer* timer) {
 }
 
 void RowCommandBus::unbook(std::uint64_t start) {
-  std::size_t i = size_;
-  while (i > 0 && slot(i - 1).start > start) --i;
-  if (i == 0 || slot(i - 1).start != start) return;  // forgotten
-  for (--i; i + 1 < size_; ++i) slot(i) = slot(i + 1);
-  --size_;
+  std::size_t i = last_;
+  while (starts_[i - 1] > start) --i;
+  if (i == first_ || starts_[i - 1] != start) return;  // forgotten
+  for (--i; i + 1 < last_; ++i) {
+    starts_[i] = starts_[i + 1];
+    ends_[i] = ends_[i + 1];
+  }
+  starts_[--last_] = kNever;
+}
+
+void RowCommandBus::compact() {
+  const std::size_t from = first_ - 1;  // with the sentinels at both ends
+  std::copy(starts_.begin() + from, starts_.begin() + last_ + 1, starts_.begin());
+  std::copy(ends_.begin() + from, ends_.begin() + last_ + 1, ends_.begin());
+  last_ -= from;
+  first_ = 1;
 }
 
 void RowCommandBus::forget_held(std::uint64_t start) {

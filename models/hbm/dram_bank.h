@@ -256,35 +256,45 @@ class RowCommandBus {
   // later booking may start there).
   void forget_held(std::uint64_t start);
   std::uint64_t take(std::uint64_t at, std::uint64_t length) {
+    if (last_ + 2 > kCapacity) compact();  // room for the new booking and the end's sentinel
     // The first booking starting after `at`, searched from the latest: bookings come in nearly
-    // rising time, so the search ends within a step or two.
-    std::size_t next = size_;
-    while (next > 0 && slot(next - 1).start > at) --next;
-    if (next > 0 && slot(next - 1).end > at) at = slot(next - 1).end;
-    for (; next < size_ && slot(next).start < at + length; ++next)
-      at = std::max(at, slot(next).end);
-    for (std::size_t i = size_; i > next; --i) slot(i) = slot(i - 1);  // the later ones move up
-    slot(next) = {at, at + length};
-    if (++size_ > kKept) {  // forget the earliest
-      if (!held_.empty()) forget_held(slot(0).start);
-      head_ = (head_ + 1) & (kSlots - 1);
-      --size_;
+    // rising time, so the search ends within a step or two. The sentinels before the first
+    // booking (starting and ending at 0) and after the last (starting at kNever) end both walks.
+    std::size_t next = last_;
+    while (starts_[next - 1] > at) --next;
+    if (ends_[next - 1] > at) at = ends_[next - 1];
+    for (; starts_[next] < at + length; ++next) at = std::max(at, ends_[next]);
+    for (std::size_t i = last_; i > next; --i) {  // the later ones move up
+      starts_[i] = starts_[i - 1];
+      ends_[i] = ends_[i - 1];
+    }
+    starts_[next] = at;
+    ends_[next] = at + length;
+    starts_[++last_] = kNever;
+    if (last_ - first_ > kKept) {  // forget the earliest
+      if (!held_.empty()) forget_held(starts_[first_]);
+      starts_[first_] = 0;  // the new sentinel before the first
+      ends_[first_] = 0;
+      ++first_;
     }
     return at;
   }
-  struct Booking {
-    std::uint64_t start, end;
-  };
-  Booking& slot(std::size_t i) { return busy_[(head_ + i) & (kSlots - 1)]; }
+  // Moves the bookings, with their sentinels, to the front of the arrays.
+  void compact();
   // Bookings kept: older ones lie far behind every timer's next command (each timer's ACTs rise
-  // by tRRD), so forgetting them frees nothing a command could still take. A sorted ring: no
-  // allocation per command, and forgetting the earliest moves none of the others.
+  // by tRRD), so forgetting them frees nothing a command could still take. They slide up arrays
+  // of starts and of ends (a walk reads only the one it tests), moved back to the front when
+  // they reach the end: no allocation per command, and forgetting the earliest moves none of the
+  // others.
   static constexpr std::size_t kKept = 64;
-  static constexpr std::size_t kSlots = 128;  // a power of two with room for kKept + 1
-  static_assert(kSlots > kKept && (kSlots & (kSlots - 1)) == 0, "RowCommandBus ring size");
-  std::array<Booking, kSlots> busy_{};  // [head_, head_ + size_) by start, disjoint
-  std::size_t head_ = 0;
-  std::size_t size_ = 0;
+  static constexpr std::size_t kCapacity = 512;  // room for kKept and their two sentinels
+  static_assert(kCapacity > kKept + 2, "RowCommandBus capacity");
+  static constexpr std::uint64_t kNever = ~std::uint64_t{0};
+  // [first_, last_) by start, disjoint; [first_ - 1] is (0, 0) and starts_[last_] kNever.
+  std::array<std::uint64_t, kCapacity> starts_{0, kNever};
+  std::array<std::uint64_t, kCapacity> ends_{};
+  std::size_t first_ = 1;
+  std::size_t last_ = 1;
   std::vector<Proposal> proposed_;  // by ready time, then order proposed (at most one per bank)
   std::vector<Held> held_;          // granted expectations (at most one per timer)
 };
