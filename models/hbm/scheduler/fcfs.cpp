@@ -4,8 +4,8 @@ namespace t3 {
 
 std::size_t Fcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
   const int wanted = drain_.update(queue, allowed) ? 1 : 0;
-  std::size_t oldest[2] = {kNoChoice,
-                           kNoChoice};  // [write?]; the scan stops at the wanted direction's
+  // [write?]; the scan stops at the wanted direction's.
+  std::size_t oldest[2] = {kNoChoice, kNoChoice};
   for (std::size_t i = 0; i < queue.size(); ++i) {
     const QueueEntry& entry = queue[i];
     if (!allowed.allows(entry.traffic_class)) continue;

@@ -39,16 +39,6 @@ bool admitted_row_hits(const RequestQueue& queue, bool write, const Admissible& 
   return false;
 }
 
-// Entries queued in direction `write` of the classes `allowed` admits.
-int admitted(const RequestQueue& queue, bool write, const Admissible& allowed) {
-  int count = 0;
-  for (TrafficClass c : {TrafficClass::Compute, TrafficClass::Communication}) {
-    if (!allowed.allows(c)) continue;
-    count += write ? queue.writes(c) : queue.queued(c) - queue.writes(c);
-  }
-  return count;
-}
-
 }  // namespace
 
 std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed) {
@@ -72,7 +62,7 @@ std::size_t FrFcfs::choose(const RequestQueue& queue, const Admissible& allowed)
   Found reads, writes;
   const PseudoChannelTimer* const banks = banks_;
   const bool held_hits = allowed.held_row_hits;
-  const bool both = admitted(queue, want_writes, allowed) == 0;
+  const bool both = drain_.admitted(want_writes) == 0;
   // Entry i in direction `found`.
   const auto visit = [&](Found& found, const QueueEntry& entry, std::size_t i) {
     if (allowed.allows(entry.traffic_class)) {

@@ -25,16 +25,22 @@ class WriteDrain {
       writes += queue.writes(c);
       queued += queue.queued(c);
     }
+    admitted_writes_ = writes;
+    admitted_reads_ = queued - writes;
     if (draining_ && writes <= low_) draining_ = false;
     if (!draining_ && writes >= high_) draining_ = true;
     return draining_ || writes == queued;
   }
   bool draining() const { return draining_; }
+  // The admitted entries of one direction (writes and updates, or reads) at the last update.
+  int admitted(bool write) const { return write ? admitted_writes_ : admitted_reads_; }
 
  private:
   int high_;  // in queued writes
   int low_;
   bool draining_ = false;
+  int admitted_writes_ = 0;
+  int admitted_reads_ = 0;
 };
 
 }  // namespace t3
